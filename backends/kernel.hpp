@@ -1,0 +1,122 @@
+// backends/kernel.hpp: what the executor asks of a backend.
+//
+// The compiler hands each node of the optimized graph to a backend's kernel factory once, at compile
+// time (shapes are static there, so a kernel may pack weights, choose blockings and size scratch).
+// At run time the executor calls Kernel::run with the input buffers and their *runtime* dims. The
+// runtime dims equal the compiled ones, except under active extent (CompiledGraph::run_rows) where
+// one axis may be shorter; every kernel must honour the dims it is given, and buffers are always
+// dense row-major for the runtime dims.
+//
+// Buffers: every buffer handed to a kernel may be read up to kReadPastBytes past its logical end
+// (the arena and the executor's copies allocate that slack), so a vector kernel may load a full
+// SIMD batch at a row's tail as long as it never *uses* the extra lanes. Writes never go past the
+// logical end.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/ir/graph_impl.hpp"
+#include "rungs/session.hpp"
+
+namespace rungs::backend {
+
+constexpr size_t kReadPastBytes = 64;   // one AVX-512 register
+constexpr size_t kBufferAlignment = 64;
+
+struct Dims {
+  int rank = 0;
+  std::array<int64_t, ir::kMaxRank> d{};
+
+  static Dims of(const Shape& s) {
+    Dims r;
+    r.rank = static_cast<int>(s.size());
+    for (int i = 0; i < r.rank; ++i) r.d[i] = s[i];
+    return r;
+  }
+  int64_t operator[](int i) const { return d[i]; }
+  int64_t& operator[](int i) { return d[i]; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= d[i];
+    return n;
+  }
+  // Product of the dims before the last one (the "rows" of a row op).
+  int64_t rows() const {
+    int64_t n = 1;
+    for (int i = 0; i + 1 < rank; ++i) n *= d[i];
+    return n;
+  }
+  int64_t last() const { return rank ? d[rank - 1] : 1; }
+  friend bool operator==(const Dims& a, const Dims& b) {
+    if (a.rank != b.rank) return false;
+    for (int i = 0; i < a.rank; ++i)
+      if (a.d[i] != b.d[i]) return false;
+    return true;
+  }
+};
+
+struct TensorArg {
+  const float* data;
+  Dims dims;
+};
+
+class ThreadPool;
+
+struct RunContext {
+  ThreadPool* pool = nullptr;  // null: run on the calling thread
+  int threads = 1;             // how many threads a kernel may use (pool size + caller)
+  float* scratch = nullptr;    // Kernel::scratch_floats() floats, private to this run call
+  // Split [0, n) into contiguous chunks of at least `grain` items and call fn(begin, end) on
+  // up to `threads` threads; returns when all chunks are done. Serial when pool is null.
+  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // in[i] is input i of the node, out is sized for out_dims (+ kReadPastBytes of slack).
+  virtual void run(const RunContext& ctx, std::span<const TensorArg> in, float* out,
+                   const Dims& out_dims) const = 0;
+  // Scratch this kernel needs per run call, for the compiled shapes (the maximum).
+  virtual size_t scratch_floats() const { return 0; }
+  // A kernel may keep its own copy of a Param input (packed, in the policy's format). For such an
+  // input the executor calls set_weight when the param is set, and passes data == nullptr for it
+  // at run time (dims still given).
+  virtual bool owns_weight(size_t input_index) const {
+    (void)input_index;
+    return false;
+  }
+  virtual void set_weight(size_t input_index, std::span<const float> data) {
+    (void)input_index;
+    (void)data;
+  }
+  // Bytes of weights this kernel holds; shared packed copies report `shared_id` so owners can
+  // count each copy once (0 = not shared).
+  virtual size_t weight_bytes() const { return 0; }
+  virtual const void* shared_weight_id() const { return nullptr; }
+  // Kernel name for the report, e.g. "gemm[avx512f]+bias+gelu".
+  virtual std::string describe() const = 0;
+};
+
+struct KernelSpec {
+  const ir::GraphImpl* graph;
+  uint32_t node;
+  PrecisionPolicy policy;
+  int threads;
+};
+
+// Scalar loops for every op: the correctness oracle (Device::Reference).
+std::unique_ptr<Kernel> make_reference_kernel(const KernelSpec& spec);
+// xsimd kernels at the best ISA of this machine (Device::Cpu); ops without a vector kernel fall
+// back to the reference kernel.
+std::unique_ptr<Kernel> make_cpu_kernel(const KernelSpec& spec);
+// The ISA make_cpu_kernel dispatches to: "avx512f", "avx2", "sse4.2", "wasm" or "scalar".
+std::string cpu_isa();
+
+}  // namespace rungs::backend

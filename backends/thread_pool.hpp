@@ -1,0 +1,41 @@
+// backends/thread_pool.hpp: a small persistent pool that kernels split work across.
+//
+// One pool per CompiledGraph (sized by CompileOptions::threads). parallel_for hands contiguous
+// chunks to the workers and the calling thread, and returns when all are done. Several run()
+// calls on one compiled graph may share the pool: jobs are queued, each caller waits for its own.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rungs::backend {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int workers);  // threads besides the caller; 0 = serial
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int workers() const { return static_cast<int>(threads_.size()); }
+  // fn(begin, end) over [0, n) in at most `parts` chunks, the caller taking one.
+  void parallel_for(int64_t n, int parts, const std::function<void(int64_t, int64_t)>& fn);
+
+  static int hardware_threads();
+
+ private:
+  struct Job;
+  void worker_loop();
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+};
+
+}  // namespace rungs::backend

@@ -1,0 +1,36 @@
+// rungs/error.hpp: the one exception type every user mistake throws.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace rungs {
+
+enum class ErrorCode {
+  InvalidArgument,
+  ShapeMismatch,
+  UnknownName,
+  MissingInput,
+  ParamNotSet,
+  OutOfRange,
+  Unsupported,
+  ParseError,
+  Internal,
+};
+
+std::string_view to_string(ErrorCode code);
+
+// Thrown for every user mistake (wrong shapes, unknown names, bad files, ...) with a message that
+// names the thing at fault, and for broken invariants (ErrorCode::Internal). A failed call leaves the
+// object it was called on usable and unchanged.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const noexcept { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+}  // namespace rungs

@@ -1,0 +1,123 @@
+// core/ir/graph_impl.hpp: the one IR every stage shares.
+//
+// A graph is a vector of nodes in topological order (a node's inputs always come before it) and
+// a list of named outputs. The public Graph builder only creates primitive ops; the passes in
+// core/passes/ rewrite graphs into fused ops (FusedMatMul, FusedElementwise, FusedAddNorm) of the
+// same Node type, so one printer, one verifier and one planner serve every stage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rungs/types.hpp"
+
+namespace rungs::ir {
+
+constexpr int kMaxRank = 8;  // deeper tensors are refused by the builder (Error(Unsupported))
+
+enum class Op : uint8_t {
+  // leaves
+  Input, Param, Constant,
+  // matrix product, [..., M, K] x [..., K, N]
+  MatMul,
+  // binary elementwise, numpy broadcasting
+  Add, Sub, Mul, Div, Maximum, Minimum,
+  // unary elementwise
+  Relu, Gelu, GeluTanh, Silu, Sigmoid, Tanh, Exp, Log, Sqrt, Rsqrt, Neg, Abs,
+  // row ops
+  Softmax, LayerNorm, RmsNorm,
+  // reductions (ints = sorted axes)
+  ReduceSum, ReduceMean, ReduceMax,
+  // data movement
+  Reshape, Transpose, Slice, Concat, Gather,
+  // attention, q k v [mask]
+  Attention,
+  // fused ops, made by passes only
+  FusedMatMul,       // in: a, b, [bias], [residual]; epilogue: out = act(a@b + bias) + residual
+  FusedElementwise,  // in: any broadcastable tensors; prog evaluates one output element
+  FusedAddNorm,      // in: a, b, gamma, [beta]; out = norm(a + b) (norm = LayerNorm or RmsNorm)
+};
+
+enum class OpClass : uint8_t { Leaf, Unary, Binary, Other, Fused };
+
+struct OpInfo {
+  std::string_view name;
+  OpClass cls;
+};
+
+const OpInfo& op_info(Op op);
+inline std::string_view op_name(Op op) { return op_info(op).name; }
+inline bool is_unary(Op op) { return op_info(op).cls == OpClass::Unary; }
+inline bool is_binary(Op op) { return op_info(op).cls == OpClass::Binary; }
+inline bool is_elementwise(Op op) { return is_unary(op) || is_binary(op); }
+
+// One step of a FusedElementwise program. Registers 0 .. inputs-1 hold the node's inputs
+// (broadcast to the output shape); later registers hold temporaries. A binary op with b < 0
+// uses `imm` as its right operand (a folded scalar constant); with a < 0 it uses `imm` as its
+// left operand. The last instruction's dst is the result.
+struct Instr {
+  Op op;
+  int16_t dst;
+  int16_t a;
+  int16_t b;
+  float imm = 0.f;
+};
+
+struct Epilogue {
+  bool bias = false;      // in[2] is a bias broadcast over the last axis ([N])
+  Activation act = Activation::None;
+  bool residual = false;  // the last input is added after the activation (same shape as out)
+};
+
+struct Node {
+  Op op = Op::Input;
+  std::vector<uint32_t> in;
+  Shape shape;
+  std::string name;           // Input / Param name
+  std::vector<int64_t> ints;  // Reduce*: axes; Transpose: perm; Slice: {axis, start, length};
+                              // Concat: {axis}; Softmax: {axis}
+  float eps = 0.f;            // LayerNorm / RmsNorm / FusedAddNorm
+  bool keep_dims = false;     // Reduce*
+  // Attention
+  int heads = 1;
+  bool causal = false;
+  bool has_mask = false;  // in[3] is the [B, Sk] keep mask
+  std::optional<float> scale;
+  // Constant
+  std::shared_ptr<const std::vector<float>> data;
+  // FusedMatMul
+  Epilogue epi;
+  // FusedElementwise
+  std::vector<Instr> prog;
+  int16_t regs = 0;  // registers the program uses (inputs included)
+  // FusedAddNorm: LayerNorm or RmsNorm
+  Op norm = Op::LayerNorm;
+};
+
+struct GraphImpl {
+  std::vector<Node> nodes;
+  std::vector<std::pair<std::string, uint32_t>> outputs;
+
+  uint32_t add(Node n) {
+    nodes.push_back(std::move(n));
+    return static_cast<uint32_t>(nodes.size() - 1);
+  }
+  const Node& at(uint32_t id) const { return nodes[id]; }
+};
+
+// "name: op(inputs) -> shape" one node a line, then the outputs.
+std::string to_text(const GraphImpl& g);
+std::string node_to_text(const GraphImpl& g, uint32_t id);
+
+// How many consumers (node inputs and graph outputs) each node has.
+std::vector<uint32_t> use_counts(const GraphImpl& g);
+
+// Broadcast two shapes numpy-style; std::nullopt when incompatible.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+
+}  // namespace rungs::ir

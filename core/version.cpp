@@ -1,0 +1,7 @@
+#include "rungs/version.hpp"
+
+namespace rungs {
+
+std::string_view version() { return RUNGS_VERSION; }
+
+}  // namespace rungs
