@@ -1,6 +1,6 @@
 #include "adapters.hpp"
 
-#include <emscripten/em_js.h>
+#include <emscripten/emscripten.h>
 
 #include <cmath>
 #include <exception>
@@ -141,7 +141,7 @@ CompiledGraph session_compile(Session& session, const Graph& graph) {
 
 val compiled_run(const CompiledGraph& compiled, const val& inputs) {
   return guarded([&] {
-    if (!inputs.isObject() || inputs.isNull()) {
+    if (inputs.typeOf().as<std::string>() != "object" || inputs.isNull() || inputs.isArray()) {
       fail(ErrorCode::InvalidArgument, "run: inputs must be an object {name: Float32Array}");
     }
     const val keys = val::global("Object").call<val>("keys", inputs);

@@ -60,11 +60,15 @@ test('the package loads and runs in headless Chromium', { timeout: 120_000 }, as
     '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
     `--user-data-dir=${profile}`, url,
-  ], { stdio: 'ignore' });
+  ], { stdio: 'ignore', detached: true });  // own process group: its helpers die with it
+  const exited = new Promise((resolve) => browser.once('exit', resolve));
+  let timer;
   try {
     const r = await Promise.race([
       result,
-      new Promise((_, reject) => setTimeout(() => reject(new Error('no result from the page in 90 s')), 90_000)),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no result from the page in 90 s')), 90_000);
+      }),
     ]);
     assert.equal(r.failure, undefined, r.failure);
     console.log(`browser: rungs ${r.version}, cpuIsa() = ${r.isa}`);
@@ -74,8 +78,15 @@ test('the package loads and runs in headless Chromium', { timeout: 120_000 }, as
     assert.ok(r.error && r.error.isError, 'wrong length must throw an Error in the browser too');
     assert.match(r.error.message, /'x'/);
   } finally {
-    browser.kill('SIGKILL');
+    clearTimeout(timer);
+    try {
+      process.kill(-browser.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await exited;
+    server.closeAllConnections();
     server.close();
-    rmSync(profile, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
 });
