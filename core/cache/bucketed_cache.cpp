@@ -243,7 +243,7 @@ std::optional<PaddedRun> BucketedCompileCache::run_impl(uint64_t key, size_t act
   }
 
   CompiledGraph& graph = *impl_->acquire(slot, build, CompileOptions{});
-  const bool active = impl_->active_extent.load(std::memory_order_acquire) && rows_match &&
+  const bool active = impl_->active_extent.load(std::memory_order_acquire) && rows_match && actual_rows > 0 &&
                       Impl::active_ok(slot, graph);
 
   std::vector<NamedInput> named;
