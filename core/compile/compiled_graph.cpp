@@ -112,6 +112,8 @@ Shape CompiledGraph::output_shape(std::string_view name) const {
 
 const CompileReport& CompiledGraph::report() const { return impl_->report; }
 
+uint64_t CompiledGraph::elements_computed() const { return impl_->exec->elements_computed(); }
+
 std::vector<std::string> CompiledGraph::param_names() const { return impl_->exec->param_names(); }
 
 Shape CompiledGraph::param_shape(std::string_view name) const {

@@ -172,6 +172,7 @@ std::vector<std::vector<float>> Executor::run(std::span<const std::span<const fl
   ctx.threads = threads_;
   ctx.scratch = guard.ws->scratch.data();
   std::vector<backend::TensorArg> args;
+  uint64_t computed = 0;
   for (uint32_t i = 0; i < graph_.nodes.size(); ++i) {
     const backend::Kernel* kernel = kernels_[i].get();
     if (!kernel) continue;
@@ -183,7 +184,9 @@ std::vector<std::vector<float>> Executor::run(std::span<const std::span<const fl
       args.push_back({data, dims[src]});
     }
     kernel->run(ctx, args, ptr(i), dims[i]);
+    computed += static_cast<uint64_t>(dims[i].numel());
   }
+  elements_computed_.fetch_add(computed, std::memory_order_relaxed);
 
   std::vector<std::vector<float>> out;
   out.reserve(graph_.outputs.size());

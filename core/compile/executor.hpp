@@ -70,6 +70,9 @@ class Executor {
   size_t intermediate_bytes() const;
   size_t param_bytes() const;  // params as stored: kernel-owned (packed) weights + f32 copies
   int threads() const { return threads_; }
+  // Output elements written by kernels over all runs so far: a work counter that shows active
+  // extent skipping padded rows (tests and stats read it).
+  uint64_t elements_computed() const { return elements_computed_.load(std::memory_order_relaxed); }
 
  private:
   struct Workspace {
@@ -95,6 +98,7 @@ class Executor {
   std::unique_ptr<backend::ThreadPool> pool_;
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<Workspace>> free_;
+  mutable std::atomic<uint64_t> elements_computed_{0};
 };
 
 }  // namespace rungs::compile
