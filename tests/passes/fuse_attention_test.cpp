@@ -2,7 +2,9 @@
 // becomes one attention node and no [Sq, Sk] tensor is left.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <utility>
 
 #include "fusion_harness.hpp"
 
@@ -180,6 +182,109 @@ TEST_P(PassAttention, PatternsThatMustNotFuse) {
     FusionRuns runs = run_fused_and_plain(g, GetParam());
     EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
     EXPECT_FALSE(pass_report(runs.fused, "fuse_attention").changed);
+    expect_same_outputs(runs);
+  }
+}
+
+// -inf where key j is after query i (bottom-right aligned), 0 elsewhere: [sq, sk].
+std::vector<float> causal_mask(int64_t sq, int64_t sk) {
+  std::vector<float> m;
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t j = 0; j < sk; ++j) m.push_back(j > i + (sk - sq) ? -INFINITY : 0.f);
+  return m;
+}
+
+// softmax(q k^T * 0.3 + mask) v with a constant mask of shape `ms`.
+Graph masked_rank3(int64_t B, int64_t Sq, int64_t Sk, const std::vector<float>& mask, Shape ms, bool mask_left) {
+  Graph g;
+  auto q = g.input("q", {B, Sq, 6});
+  auto k = g.input("k", {B, Sk, 6});
+  auto v = g.input("v", {B, Sk, 5});
+  auto s = g.mul(g.matmul(q, g.transpose(k, {0, 2, 1})), g.constant({0.3f}, {1}));
+  auto m = g.constant(mask, ms);
+  s = mask_left ? g.add(m, s) : g.add(s, m);
+  g.output("o", g.matmul(g.softmax(s), v));
+  return g;
+}
+
+TEST_P(PassAttention, ConstantCausalMaskBecomesCausal) {
+  for (auto [sq, sk] : {std::pair<int64_t, int64_t>{4, 4}, {3, 7}, {1, 1}}) {
+    SCOPED_TRACE(std::to_string(sq) + " queries, " + std::to_string(sk) + " keys");
+    Graph g = masked_rank3(2, sq, sk, causal_mask(sq, sk), {sq, sk}, false);
+    FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 77, true);
+    EXPECT_EQ(runs.fused.kernels.size(), 1u) << kernel_ops(runs.fused);
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u);
+    const std::string ir = pass_report(runs.fused, "fuse_attention").ir_after;
+    EXPECT_NE(ir.find("heads=1, causal, scale=0.3)"), std::string::npos) << ir;
+    expect_same_outputs(runs);
+  }
+}
+
+TEST_P(PassAttention, ConstantKeyMaskBecomesAKeepMask) {
+  // [B, 1, Sk]: batch 0 keeps every key, batch 1 drops keys 1 and 4
+  const int64_t sk = 5;
+  std::vector<float> mask(2 * sk, 0.f);
+  mask[sk + 1] = mask[sk + 4] = -INFINITY;
+  Graph g = masked_rank3(2, 3, sk, mask, {2, 1, sk}, true);
+  FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 78, true);
+  EXPECT_EQ(runs.fused.kernels.size(), 1u) << kernel_ops(runs.fused);
+  const std::string ir = pass_report(runs.fused, "fuse_attention").ir_after;
+  EXPECT_NE(ir.find("masked"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("causal"), std::string::npos) << ir;
+  expect_same_outputs(runs);
+}
+
+TEST_P(PassAttention, Rank4WithACausalMask) {
+  const int64_t B = 2, H = 2, S = 4, Dh = 3;
+  Graph g;
+  auto x = g.input("x", {B, S, H * Dh});
+  auto heads = g.transpose(g.reshape(x, {B, S, H, Dh}), {0, 2, 1, 3});
+  auto s = g.matmul(heads, g.transpose(heads, {0, 1, 3, 2}));
+  s = g.add(s, g.constant(causal_mask(S, S), {1, 1, S, S}));
+  g.output("o", g.matmul(g.softmax(s), heads));
+  FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 79, true);
+  EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
+  EXPECT_EQ(count_kernels(runs.fused, "softmax"), 0u) << kernel_ops(runs.fused);
+  expect_no_score_tensor(runs.fused, S, S);
+  EXPECT_NE(pass_report(runs.fused, "fuse_attention").ir_after.find("heads=2, causal"), std::string::npos);
+  expect_same_outputs(runs);
+}
+
+TEST_P(PassAttention, MasksThatDoNotMapExactlyAreLeftAlone) {
+  {  // finite "-1e9" instead of -inf
+    std::vector<float> mask = causal_mask(3, 3);
+    for (float& m : mask) m = std::isinf(m) ? -1e9f : 0.f;
+    FusionRuns runs = run_fused_and_plain(masked_rank3(1, 3, 3, mask, {3, 3}, false), GetParam());
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
+    expect_same_outputs(runs);
+  }
+  {  // neither causal nor the same for every query row
+    std::vector<float> mask(9, 0.f);
+    mask[1] = -INFINITY;
+    FusionRuns runs = run_fused_and_plain(masked_rank3(2, 3, 3, mask, {3, 3}, false), GetParam());
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
+    expect_same_outputs(runs);
+  }
+  {  // a key mask that drops every key of batch 1 (NaN with primitives, zeros with attention)
+    std::vector<float> mask{0.f, 0.f, -INFINITY, -INFINITY};
+    CompiledGraph c = Session(GetParam()).compile(masked_rank3(2, 3, 2, mask, {2, 1, 2}, false));
+    EXPECT_EQ(count_kernels(c.report(), "attention"), 0u) << kernel_ops(c.report());
+  }
+  {  // causal with fewer keys than queries: the first query rows see no key at all
+    CompiledGraph c = Session(GetParam()).compile(masked_rank3(1, 4, 2, causal_mask(4, 2), {4, 2}, false));
+    EXPECT_EQ(count_kernels(c.report(), "attention"), 0u) << kernel_ops(c.report());
+  }
+  {  // a mask that differs per head
+    const int64_t S = 3;
+    Graph g;
+    auto q = g.input("q", {1, 2, S, 4});
+    std::vector<float> mask = causal_mask(S, S);
+    std::vector<float> two_heads = mask;
+    two_heads.insert(two_heads.end(), S * S, 0.f);
+    auto s = g.add(g.matmul(q, g.transpose(q, {0, 1, 3, 2})), g.constant(two_heads, {2, S, S}));
+    g.output("o", g.matmul(g.softmax(s), q));
+    FusionRuns runs = run_fused_and_plain(g, GetParam());
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
     expect_same_outputs(runs);
   }
 }
