@@ -90,6 +90,33 @@ TEST_P(PassConstantFold, InputsAndParamsAreNeverFolded) {
   expect_same_outputs(runs);
 }
 
+TEST_P(PassConstantFold, FoldedOutputsKeepTheirNamesAndOrder) {
+  Graph g;
+  auto x = g.input("x", {2});
+  auto c = g.constant({1.f, -2.f}, {2});
+  g.output("first", g.relu(x));
+  g.output("folded", g.abs(g.neg(c)));
+  g.output("input", x);
+  g.output("last", g.add(x, g.exp(c)));
+  for (bool fusion : {false, true}) {
+    CompileOptions opt;
+    opt.fusion = fusion;
+    CompiledGraph cg = Session(GetParam()).compile(g, opt);
+    EXPECT_EQ(cg.output_names(), (std::vector<std::string>{"first", "folded", "input", "last"}));
+    std::vector<float> xv{-0.5f, 3.f};
+    NamedInput in{"x", xv};
+    auto out = cg.run({&in, 1});
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(out[0], (std::vector<float>{0.f, 3.f}));
+    EXPECT_EQ(out[1], (std::vector<float>{1.f, 2.f}));
+    EXPECT_EQ(out[2], xv);
+    EXPECT_FLOAT_EQ(out[3][0], -0.5f + std::exp(1.f));
+    EXPECT_FLOAT_EQ(out[3][1], 3.f + std::exp(-2.f));
+    EXPECT_EQ(count_kernels(cg.report(), "neg"), 0u) << kernel_ops(cg.report());
+    EXPECT_EQ(count_kernels(cg.report(), "exp"), 0u) << kernel_ops(cg.report());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, PassConstantFold, ::testing::Values(Device::Reference, Device::Cpu),
                          [](const auto& info) { return to_string(info.param); });
 
