@@ -18,9 +18,9 @@ std::vector<Isa> detect() {
 #else
   // available_architectures() checks both CPUID and what the OS saves (XCR0).
   const auto arch = xsimd::available_architectures();
-  // The avx512 TUs are compiled with -mavx512{f,dq,bw,vl}; xsimd cannot query VL, which every
+  // The avx512 TUs are compiled with -mavx512{f,cd,dq,bw,vl}; xsimd cannot query VL, which every
   // CPU with BW and DQ has.
-  if (arch.avx512f && arch.avx512dq && arch.avx512bw) isas.push_back(Isa::Avx512);
+  if (arch.avx512f && arch.avx512cd && arch.avx512dq && arch.avx512bw) isas.push_back(Isa::Avx512);
   if (arch.fma3_avx2) isas.push_back(Isa::Avx2);
   if (arch.sse4_2) isas.push_back(Isa::Sse42);
 #endif

@@ -334,7 +334,7 @@ TEST_P(GemmIsa, HalfWeightsDecodeExactlyAndStayWithinTheirPrecision) {
     double rel;  // the format's relative rounding (half an ulp)
   };
   for (Fmt f : {Fmt{PrecisionPolicy::bf16_weights(), 1.0 / 256}, Fmt{PrecisionPolicy::f16_weights(), 1.0 / 2048}}) {
-    SCOPED_TRACE(std::string(f.policy.name()));
+    SCOPED_TRACE(f.policy.weights == PrecisionPolicy::Format::BF16 ? "bf16" : "f16");
     for (int64_t k : {1, 2, 33, 64, 301, 1029}) {  // odd K: the pad half of the last word is unused
       for (int64_t m : {1, 2, 7}) {
         Case c{.a = {m, k}, .b = {k, 75}, .bias = true, .act = Activation::GeluTanh, .policy = f.policy};
