@@ -213,6 +213,12 @@ struct Gemm {
     for (int i = 0; i < m; ++i) std::memcpy(t.c + i * t.ldc, cbuf + i * width, bytes);
   }
 
+  // The next tile's C (reloaded after the first K block) is fetched while this tile computes.
+  XSIMD_INLINE static void prefetch_rows(const float* c, int64_t ldc, int width) {
+    for (int i = 0; i < kMr; ++i)
+      for (int j = 0; j < width; j += 64 / static_cast<int>(sizeof(float))) __builtin_prefetch(c + i * ldc + j);
+  }
+
   // Rows [m0, m1) x panels [p0, p1): for each K block, for each panel (or pair of panels), every
   // row tile. The panel's K block (kc x kNr) stays in L1 while the row tiles stream A from L2.
   template <Format F>
@@ -245,6 +251,7 @@ struct Gemm {
                  pr.residual ? pr.residual + i * pr.ldr + col0 : nullptr,
                  pr.ldr,
                  pr.act};
+          if (kb > 0 && i + kMr < m1) prefetch_rows(pr.c + (i + kMr) * pr.ldc + col0, pr.ldc, width);
           const TileFn fn = panels == 2 ? wide.fn[m - 1] : narrow.fn[m - 1];
           if (cols == width) {
             fn(t);

@@ -45,9 +45,10 @@ const IsaGemm* isa_gemm(Isa isa) {
 
 namespace {
 
-// Cache budgets: one panel's K block (kc x nr) should stay in L1 while the row tiles pass over
-// it, and the rows' A block (mc x kc) in L2 while the panels pass over it.
-constexpr int64_t kL1Budget = 32 * 1024;
+// Cache budgets. One panel's K block (kc x nr) is reused by every row tile; 64 KB (kc = 256 at
+// avx512 f32) measured better than an L1-sized 32 KB here: the panel streams well from L2 and C
+// is reloaded half as often. The rows' A block (mc x kc) stays in L2 while the panels pass.
+constexpr int64_t kL1Budget = 64 * 1024;
 constexpr int64_t kL2Budget = 384 * 1024;
 // Below this many flops per extra thread a product runs on fewer threads.
 constexpr int64_t kFlopsPerThread = 2'000'000;
