@@ -141,8 +141,9 @@ class GemmKernel final : public Kernel {
   }
   bool owns_weight(size_t i) const override { return i == 1 && b_param_; }
   void set_weight(size_t i, std::span<const float> data) override;
-  size_t weight_bytes() const override { return packed_ ? packed_->bytes() : 0; }
-  const void* shared_weight_id() const override { return packed_.get(); }
+  // The packed param (a packed Constant is the kernel's own business, not a param's storage).
+  size_t weight_bytes() const override { return b_param_ && packed_ ? packed_->bytes() : 0; }
+  const void* shared_weight_id() const override { return b_param_ ? packed_.get() : nullptr; }
   std::string describe() const override { return name_; }
 
  private:
