@@ -38,6 +38,7 @@ struct Problem {
   int64_t k = 0;
   int64_t kc = 0;              // K block (even when the format packs pairs)
   int64_t n = 0;
+  int64_t group_panels = 1;    // panels whose C block stays in L2 across the K blocks
   float* c = nullptr;
   int64_t ldc = 0;
   const float* bias = nullptr;      // [n] or null

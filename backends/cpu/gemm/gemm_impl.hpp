@@ -26,6 +26,8 @@ struct Gemm {
   // With at most this many rows a tile spans two panels, so that a 1- or 2-row product still has
   // 2 * kNv (or more) independent FMA chains in flight.
   static constexpr int kWideRows = 2;
+  // Software prefetch of the next panel only when this many row tiles share the current one.
+  static constexpr int kPrefetchTiles = 4;
 
   template <int N, class F>
   XSIMD_INLINE static void unroll(F&& f) {
@@ -219,44 +221,68 @@ struct Gemm {
       for (int j = 0; j < width; j += 64 / static_cast<int>(sizeof(float))) __builtin_prefetch(c + i * ldc + j);
   }
 
-  // Rows [m0, m1) x panels [p0, p1): for each K block, for each panel (or pair of panels), every
-  // row tile. The panel's K block (kc x kNr) stays in L1 while the row tiles stream A from L2.
+  // Rows [m0, m1) x panels [p0, p1): for each group of panels (whose C block stays in L2), for
+  // each K block, for each panel (or pair of panels), every row tile. The panel's K block
+  // (kc x kNr) stays in cache while the row tiles stream A from L2.
   template <Format F>
   static void block(const Problem& pr, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
     static constexpr auto narrow = tiles<F, 1>(std::make_integer_sequence<int, kMr>{});
     static constexpr auto wide = tiles<F, 2>(std::make_integer_sequence<int, kWideRows>{});
     constexpr int S = format_k_step(F);
     const int np = m1 - m0 <= kWideRows ? 2 : 1;
-    const int64_t kblocks = pr.k == 0 ? 1 : (pr.k + pr.kc - 1) / pr.kc;
-    for (int64_t kb = 0; kb < kblocks; ++kb) {
-      const int64_t k0 = kb * pr.kc;
-      const int64_t kc = pr.k - k0 < pr.kc ? pr.k - k0 : pr.kc;
-      for (int64_t p = p0; p < p1; p += np) {
-        const int panels = p1 - p < np ? 1 : np;
-        const int width = panels * kNr;
-        const int64_t col0 = p * kNr;
-        const int cols = static_cast<int>(pr.n - col0 < width ? pr.n - col0 : width);
-        for (int64_t i = m0; i < m1; i += kMr) {
-          const int m = static_cast<int>(m1 - i < kMr ? m1 - i : kMr);
-          Tile t{pr.a + i * pr.lda + k0,
-                 pr.lda,
-                 static_cast<const Word<F>*>(pr.b) + p * pr.panel_words + k0 / S * kNr,
-                 pr.panel_words,
-                 kc,
-                 pr.c + i * pr.ldc + col0,
-                 pr.ldc,
-                 kb == 0,
-                 kb == kblocks - 1,
-                 pr.bias ? pr.bias + col0 : nullptr,
-                 pr.residual ? pr.residual + i * pr.ldr + col0 : nullptr,
-                 pr.ldr,
-                 pr.act};
-          if (kb > 0 && i + kMr < m1) prefetch_rows(pr.c + (i + kMr) * pr.ldc + col0, pr.ldc, width);
-          const TileFn fn = panels == 2 ? wide.fn[m - 1] : narrow.fn[m - 1];
-          if (cols == width) {
-            fn(t);
-          } else {
-            edge_tile(fn, t, m, width, cols);
+    // A block of one or two rows has no reuse of B to gain from K blocks: one pass streams each
+    // panel. (The K block never changes the result: C is reloaded into the same FMA chain.)
+    const int64_t kc_max = np == 2 && pr.k > 0 ? pr.k : pr.kc;
+    const int64_t kblocks = pr.k == 0 ? 1 : (pr.k + kc_max - 1) / kc_max;
+    const int64_t group = pr.group_panels < np ? np : pr.group_panels;
+    for (int64_t g0 = p0; g0 < p1; g0 += group) {
+      const int64_t g1 = p1 - g0 < group ? p1 : g0 + group;
+      for (int64_t kb = 0; kb < kblocks; ++kb) {
+        const int64_t k0 = kb * kc_max;
+        const int64_t kc = pr.k - k0 < kc_max ? pr.k - k0 : kc_max;
+        for (int64_t p = g0; p < g1; p += np) {
+          const int panels = g1 - p < np ? 1 : np;
+          const int width = panels * kNr;
+          const int64_t col0 = p * kNr;
+          const int cols = static_cast<int>(pr.n - col0 < width ? pr.n - col0 : width);
+          // While this panel's K block is in use, fetch the next panel's (from memory when B is
+          // large), spread over the row tiles. With few row tiles the hardware prefetcher does
+          // better than the extra instructions.
+          const char* next_b = nullptr;
+          const char* next_b_end = nullptr;
+          int64_t lines_per_tile = 0;
+          const int64_t tiles = (m1 - m0 + kMr - 1) / kMr;
+          if (p + panels < p1 && tiles >= kPrefetchTiles) {
+            const int64_t block_bytes = (kc + S - 1) / S * kNr * 4;
+            next_b = reinterpret_cast<const char*>(static_cast<const Word<F>*>(pr.b) +
+                                                   (p + panels) * pr.panel_words + k0 / S * kNr);
+            next_b_end = next_b + block_bytes;
+            lines_per_tile = (block_bytes / 64 + tiles - 1) / tiles;
+          }
+          for (int64_t i = m0; i < m1; i += kMr) {
+            const int m = static_cast<int>(m1 - i < kMr ? m1 - i : kMr);
+            for (int64_t l = 0; l < lines_per_tile && next_b < next_b_end; ++l, next_b += 64)
+              __builtin_prefetch(next_b, 0, 2);
+            Tile t{pr.a + i * pr.lda + k0,
+                   pr.lda,
+                   static_cast<const Word<F>*>(pr.b) + p * pr.panel_words + k0 / S * kNr,
+                   pr.panel_words,
+                   kc,
+                   pr.c + i * pr.ldc + col0,
+                   pr.ldc,
+                   kb == 0,
+                   kb == kblocks - 1,
+                   pr.bias ? pr.bias + col0 : nullptr,
+                   pr.residual ? pr.residual + i * pr.ldr + col0 : nullptr,
+                   pr.ldr,
+                   pr.act};
+            if (kb > 0 && i + kMr < m1) prefetch_rows(pr.c + (i + kMr) * pr.ldc + col0, pr.ldc, width);
+            const TileFn fn = panels == 2 ? wide.fn[m - 1] : narrow.fn[m - 1];
+            if (cols == width) {
+              fn(t);
+            } else {
+              edge_tile(fn, t, m, width, cols);
+            }
           }
         }
       }

@@ -50,6 +50,9 @@ namespace {
 // is reloaded half as often. The rows' A block (mc x kc) stays in L2 while the panels pass.
 constexpr int64_t kL1Budget = 64 * 1024;
 constexpr int64_t kL2Budget = 384 * 1024;
+// The C block of a group of panels (rows x group x nr) stays in L2 while the K blocks pass over
+// it, instead of C making a round trip to L3 for every K block when N is large.
+constexpr int64_t kCBudget = 256 * 1024;
 // Below this many flops per extra thread a product runs on fewer threads.
 constexpr int64_t kFlopsPerThread = 2'000'000;
 
@@ -274,6 +277,7 @@ void GemmKernel::run(const RunContext& ctx, std::span<const TensorArg> in, float
   base.k = k_;
   base.kc = blocking_.kc;
   base.n = n_;
+  base.group_panels = std::max<int64_t>(1, kCBudget / (mc * g_->nr * 4));
   base.ldc = n_;
   base.bias = bias_in_ >= 0 ? in[bias_in_].data : nullptr;
   base.ldr = n_;
