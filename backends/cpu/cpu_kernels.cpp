@@ -1,9 +1,30 @@
-// Placeholder until the xsimd kernels land: every op runs its reference kernel.
+// backends/cpu/cpu_kernels.cpp: Device::Cpu picks a vector kernel per node.
+#include <array>
+
+#include "backends/cpu/families.hpp"
+#include "backends/cpu/isa.hpp"
 #include "backends/kernel.hpp"
 
 namespace rungs::backend {
+namespace {
 
-std::unique_ptr<Kernel> make_cpu_kernel(const KernelSpec& spec) { return make_reference_kernel(spec); }
-std::string cpu_isa() { return "scalar"; }
+// One line per family; the first factory that accepts a node wins.
+constexpr std::array<cpu::KernelFactory, 1> kFamilies = {
+    &cpu::make_gemm_kernel,
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_cpu_kernel(const KernelSpec& spec) {
+  const cpu::Isa isa = cpu::active_isa();
+  if (isa != cpu::Isa::Scalar) {
+    for (cpu::KernelFactory factory : kFamilies) {
+      if (auto kernel = factory(spec, isa)) return kernel;
+    }
+  }
+  return make_reference_kernel(spec);
+}
+
+std::string cpu_isa() { return std::string(cpu::isa_name(cpu::active_isa())); }
 
 }  // namespace rungs::backend

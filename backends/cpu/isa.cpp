@@ -1,0 +1,71 @@
+// backends/cpu/isa.cpp: which instruction set the CPU kernels run at.
+#include "backends/cpu/isa.hpp"
+
+#include <atomic>
+#include <string>
+
+#include <xsimd/xsimd.hpp>
+
+#include "core/check.hpp"
+
+namespace rungs::backend::cpu {
+namespace {
+
+std::vector<Isa> detect() {
+  std::vector<Isa> isas;
+#if defined(__EMSCRIPTEN__)
+  isas.push_back(Isa::Wasm);  // one SIMD128 instantiation, chosen at compile time
+#else
+  // available_architectures() checks both CPUID and what the OS saves (XCR0).
+  const auto arch = xsimd::available_architectures();
+  // The avx512 TUs are compiled with -mavx512{f,cd,dq,bw,vl}; xsimd cannot query VL, which every
+  // CPU with BW and DQ has.
+  if (arch.avx512f && arch.avx512cd && arch.avx512dq && arch.avx512bw) isas.push_back(Isa::Avx512);
+  if (arch.fma3_avx2) isas.push_back(Isa::Avx2);
+  if (arch.sse4_2) isas.push_back(Isa::Sse42);
+#endif
+  isas.push_back(Isa::Scalar);  // the reference kernels run everywhere
+  return isas;
+}
+
+const std::vector<Isa>& detected() {
+  static const std::vector<Isa> isas = detect();
+  return isas;
+}
+
+constexpr int kNotForced = -1;
+std::atomic<int> forced{kNotForced};
+
+}  // namespace
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar: return "scalar";
+    case Isa::Sse42: return "sse4.2";
+    case Isa::Avx2: return "avx2";
+    case Isa::Avx512: return "avx512f";
+    case Isa::Wasm: return "wasm";
+  }
+  return "unknown";
+}
+
+std::vector<Isa> available_isas() { return detected(); }
+
+Isa active_isa() {
+  const int f = forced.load(std::memory_order_acquire);
+  return f == kNotForced ? detected().front() : static_cast<Isa>(f);
+}
+
+void force_isa(Isa isa) {
+  bool ok = false;
+  for (Isa a : detected()) ok = ok || a == isa;
+  if (!ok) {
+    fail(ErrorCode::InvalidArgument,
+         "force_isa: " + std::string(isa_name(isa)) + " is not available on this machine or build");
+  }
+  forced.store(static_cast<int>(isa), std::memory_order_release);
+}
+
+void reset_forced_isa() { forced.store(kNotForced, std::memory_order_release); }
+
+}  // namespace rungs::backend::cpu
