@@ -1,12 +1,13 @@
 # rungs_isa_source(<source> <isa>): compile one translation unit with only that ISA's flags.
 # isa is one of sse42, avx2, avx512, wasm. Under Emscripten, x86 sources are left out of the build
-# and wasm sources get -msimd128; natively, wasm sources are left out.
+# and wasm sources get -msimd128; natively, wasm sources are left out. Source properties are
+# directory-scoped, so they are set in the directory of the `rungs` target (TARGET_DIRECTORY).
 function(rungs_isa_source src isa)
   get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   if(EMSCRIPTEN)
     if(isa STREQUAL "wasm")
       target_sources(rungs PRIVATE "${abs}")
-      set_source_files_properties("${abs}" PROPERTIES COMPILE_OPTIONS "-msimd128")
+      set_source_files_properties("${abs}" TARGET_DIRECTORY rungs PROPERTIES COMPILE_OPTIONS "-msimd128")
     endif()
     return()
   endif()
@@ -17,10 +18,10 @@ function(rungs_isa_source src isa)
   elseif(isa STREQUAL "avx2")
     set(flags -mavx2 -mfma)
   elseif(isa STREQUAL "avx512")
-    set(flags -mavx512f -mavx512dq -mavx512bw -mavx512vl -mavx2 -mfma)
+    set(flags -mavx512f -mavx512cd -mavx512dq -mavx512bw -mavx512vl -mavx2 -mfma)
   else()
     message(FATAL_ERROR "rungs_isa_source: unknown isa '${isa}' for ${src}")
   endif()
   target_sources(rungs PRIVATE "${abs}")
-  set_source_files_properties("${abs}" PROPERTIES COMPILE_OPTIONS "${flags}")
+  set_source_files_properties("${abs}" TARGET_DIRECTORY rungs PROPERTIES COMPILE_OPTIONS "${flags}")
 endfunction()
