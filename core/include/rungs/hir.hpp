@@ -42,11 +42,11 @@ class HirModule {
   Shape shape(Value v) const;
   Graph lower() const;
   std::vector<std::pair<std::string, Shape>> params() const;  // every param it created, in order
+                                                              // (those made through mir too)
 
  private:
   Value add_param(const std::string& name, Shape shape);
   Graph graph_;
-  std::vector<std::pair<std::string, Shape>> params_;
 };
 
 }  // namespace rungs

@@ -109,6 +109,9 @@ class CompiledGraph {
   bool active_rows_supported() const;
   const std::string& active_rows_reason() const;  // why not, when unsupported
   std::vector<std::vector<float>> run_rows(std::span<const NamedInput> inputs, int64_t rows) const;
+  // Output elements written by kernels over every run so far (a work counter: a run at fewer rows
+  // adds proportionally less).
+  uint64_t elements_computed() const;
 
   struct Impl;
 

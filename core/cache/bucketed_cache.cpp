@@ -1,0 +1,354 @@
+// BucketedCompileCache (rungs/cache.hpp): bucket lookup, single-flight compile per bucket,
+// run_padded with padded or active-extent runs, and the per-bucket counters behind stats().
+//
+// Concurrency: each bucket (Slot) has its own mutex and condition variable. The compiled graph is
+// published through an atomic pointer, so the hit path takes no compile lock; a miss marks the
+// slot `compiling`, compiles without holding any lock, then publishes (or, on a throw, clears the
+// mark and wakes the waiters, one of which retries). Counters sit under a per-slot stats mutex.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "core/cache/build_and_compile.hpp"
+#include "core/cache/weights.hpp"
+#include "core/check.hpp"
+#include "rungs/cache.hpp"
+
+namespace rungs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string range_text(const Range& r) {
+  return "[" + std::to_string(r.start) + ", " + std::to_string(r.end) + ")";
+}
+
+enum ActiveState : int { kActiveUnknown = 0, kActiveYes = 1, kActiveNo = 2 };
+
+struct Slot {
+  Range range{};
+  uint64_t upper = 0;
+
+  std::mutex m;  // guards compiling, graph, active_reason
+  std::condition_variable cv;
+  bool compiling = false;
+  std::unique_ptr<CompiledGraph> graph;
+  std::atomic<CompiledGraph*> ready{nullptr};  // graph.get() once compiled
+  std::atomic<int> active{kActiveUnknown};     // ActiveState, set once under m
+  std::string active_reason;
+
+  mutable std::mutex stats_m;
+  BucketStats st;  // counters only; range, upper, compiled, sizes are filled in by stats()
+};
+
+}  // namespace
+
+struct BucketedCompileCache::Impl {
+  Device device = Device::Cpu;
+  std::optional<PrecisionPolicy> policy;
+  std::vector<Range> buckets;
+  std::vector<std::unique_ptr<Slot>> slots;
+  std::atomic<bool> active_extent{false};
+  std::atomic<uint64_t> out_of_range{0};
+  std::atomic<size_t> compiled{0};
+
+  std::optional<size_t> bucket_for(uint64_t key) const {
+    for (size_t i = 0; i < buckets.size(); ++i)
+      if (key >= buckets[i].start && key < buckets[i].end) return i;
+    return std::nullopt;
+  }
+
+  // Asks the graph once whether it can run only the real rows. Called with slot.m held and before
+  // the graph is published (or, when active extent was switched on later, see prepare_late).
+  static void prepare_active(Slot& slot, CompiledGraph& graph) {
+    const bool ok = graph.prepare_active_rows(static_cast<int64_t>(slot.upper));
+    slot.active_reason = ok ? std::string() : graph.active_rows_reason();
+    slot.active.store(ok ? kActiveYes : kActiveNo, std::memory_order_release);
+  }
+
+  CompiledGraph* acquire(Slot& slot, const detail::BuildRef& build, const CompileOptions& options) {
+    if (CompiledGraph* g = slot.ready.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> s(slot.stats_m);
+      ++slot.st.hits;
+      return g;
+    }
+    std::unique_lock<std::mutex> lock(slot.m);
+    for (;;) {
+      if (CompiledGraph* g = slot.ready.load(std::memory_order_acquire)) {
+        lock.unlock();
+        std::lock_guard<std::mutex> s(slot.stats_m);
+        ++slot.st.hits;
+        return g;
+      }
+      if (!slot.compiling) break;
+      slot.cv.wait(lock);  // another caller compiles this bucket: single flight
+    }
+    slot.compiling = true;
+    lock.unlock();
+
+    const auto t0 = Clock::now();
+    std::unique_ptr<CompiledGraph> graph;
+    try {
+      graph = cache_detail::build_and_compile(device, policy, build(slot.upper), options);
+      if (active_extent.load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> g(slot.m);
+        prepare_active(slot, *graph);
+      }
+    } catch (...) {
+      const double ms = ms_since(t0);
+      {
+        std::lock_guard<std::mutex> s(slot.stats_m);
+        ++slot.st.failed_compiles;
+        slot.st.compile_ms += ms;
+      }
+      {
+        std::lock_guard<std::mutex> g(slot.m);
+        slot.compiling = false;
+        slot.active.store(kActiveUnknown, std::memory_order_release);
+      }
+      slot.cv.notify_all();  // a waiter retries with its own build
+      throw;
+    }
+    const double ms = ms_since(t0);
+    CompiledGraph* raw = graph.get();
+    {
+      std::lock_guard<std::mutex> g(slot.m);
+      slot.graph = std::move(graph);
+      slot.compiling = false;
+      slot.ready.store(raw, std::memory_order_release);
+    }
+    slot.cv.notify_all();
+    compiled.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> s(slot.stats_m);
+    ++slot.st.compiles;
+    slot.st.compile_ms += ms;
+    return raw;
+  }
+
+  // Active extent switched on after this bucket compiled: prepare it now. CompiledGraph::
+  // prepare_active_rows must then be safe against concurrent run() on the same graph (it only
+  // fills the graph's row plan, which run() does not read); the slot mutex keeps it to one caller.
+  static bool active_ok(Slot& slot, CompiledGraph& graph) {
+    int state = slot.active.load(std::memory_order_acquire);
+    if (state == kActiveUnknown) {
+      std::lock_guard<std::mutex> g(slot.m);
+      state = slot.active.load(std::memory_order_acquire);
+      if (state == kActiveUnknown) {
+        prepare_active(slot, graph);
+        state = slot.active.load(std::memory_order_acquire);
+      }
+    }
+    return state == kActiveYes;
+  }
+};
+
+BucketedCompileCache::BucketedCompileCache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+BucketedCompileCache::BucketedCompileCache(Device device, std::vector<Range> buckets)
+    : BucketedCompileCache(with_policy(device, std::move(buckets), std::nullopt)) {}
+
+BucketedCompileCache BucketedCompileCache::with_policy(Device device, std::vector<Range> buckets,
+                                                       std::optional<PrecisionPolicy> policy) {
+  ladder::validate(buckets, "BucketedCompileCache");
+  auto impl = std::make_unique<Impl>();
+  impl->device = device;
+  impl->policy = policy;
+  impl->buckets = std::move(buckets);
+  impl->slots.reserve(impl->buckets.size());
+  for (const Range& r : impl->buckets) {
+    auto slot = std::make_unique<Slot>();
+    slot->range = r;
+    slot->upper = r.end - 1;
+    impl->slots.push_back(std::move(slot));
+  }
+  return BucketedCompileCache(std::move(impl));
+}
+
+BucketedCompileCache BucketedCompileCache::power_of_two_ladder(Device device, uint64_t min, uint64_t max) {
+  return with_policy(device, ladder::power_of_two(min, max), std::nullopt);
+}
+
+BucketedCompileCache BucketedCompileCache::power_of_two_ladder_with_policy(Device device, uint64_t min, uint64_t max,
+                                                                           std::optional<PrecisionPolicy> policy) {
+  return with_policy(device, ladder::power_of_two(min, max), policy);
+}
+
+BucketedCompileCache::BucketedCompileCache(BucketedCompileCache&&) noexcept = default;
+BucketedCompileCache& BucketedCompileCache::operator=(BucketedCompileCache&&) noexcept = default;
+BucketedCompileCache::~BucketedCompileCache() = default;
+
+std::optional<BucketEntry> BucketedCompileCache::acquire(uint64_t key, const detail::BuildRef& build,
+                                                         const CompileOptions& options) {
+  const std::optional<size_t> index = impl_->bucket_for(key);
+  if (!index) {
+    impl_->out_of_range.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  Slot& slot = *impl_->slots[*index];
+  CompiledGraph* graph = impl_->acquire(slot, build, options);
+  return BucketEntry{slot.upper, graph};
+}
+
+std::optional<size_t> BucketedCompileCache::bucket_for(uint64_t key) const { return impl_->bucket_for(key); }
+std::span<const Range> BucketedCompileCache::buckets() const { return impl_->buckets; }
+size_t BucketedCompileCache::compiled_count() const { return impl_->compiled.load(std::memory_order_relaxed); }
+size_t BucketedCompileCache::total_buckets() const { return impl_->buckets.size(); }
+Device BucketedCompileCache::device() const { return impl_->device; }
+std::optional<PrecisionPolicy> BucketedCompileCache::policy() const { return impl_->policy; }
+
+BucketedCompileCache& BucketedCompileCache::set_active_extent(bool on) {
+  impl_->active_extent.store(on, std::memory_order_release);
+  return *this;
+}
+bool BucketedCompileCache::active_extent() const { return impl_->active_extent.load(std::memory_order_acquire); }
+
+std::optional<PaddedRun> BucketedCompileCache::run_impl(uint64_t key, size_t actual_rows,
+                                                        const detail::BuildRef& build,
+                                                        std::span<const CacheRunInput> inputs,
+                                                        std::span<const size_t> output_inners) {
+  const auto t_start = Clock::now();
+  const std::optional<size_t> index = impl_->bucket_for(key);
+  if (!index) {
+    impl_->out_of_range.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  Slot& slot = *impl_->slots[*index];
+  const uint64_t upper = slot.upper;
+
+  // Check everything that can be checked before compiling, so a bad call compiles nothing.
+  if (actual_rows > upper)
+    fail(ErrorCode::InvalidArgument, "run_padded: actual_rows " + std::to_string(actual_rows) + " exceed upper " +
+                                         std::to_string(upper) + " of bucket " + range_text(slot.range) +
+                                         " (key " + std::to_string(key) + ")");
+  bool rows_match = true;  // every padded input holds exactly actual_rows rows
+  for (const CacheRunInput& in : inputs) {
+    if (!in.row_inner) continue;
+    const size_t inner = *in.row_inner;
+    const std::string who = "run_padded: input '" + std::string(in.name) + "'";
+    if (inner == 0) fail(ErrorCode::InvalidArgument, who + ": inner must be >= 1 (got 0)");
+    if (in.data.size() % inner != 0)
+      fail(ErrorCode::InvalidArgument, who + ": " + std::to_string(in.data.size()) +
+                                           " values are not a whole number of rows of inner " + std::to_string(inner));
+    const size_t rows = in.data.size() / inner;
+    if (rows > upper)
+      fail(ErrorCode::InvalidArgument, who + ": " + std::to_string(rows) + " rows exceed upper " +
+                                           std::to_string(upper) + " of bucket " + range_text(slot.range));
+    if (rows != actual_rows) rows_match = false;
+  }
+
+  CompiledGraph& graph = *impl_->acquire(slot, build, CompileOptions{});
+  const bool active = impl_->active_extent.load(std::memory_order_acquire) && rows_match && actual_rows > 0 &&
+                      Impl::active_ok(slot, graph);
+
+  std::vector<NamedInput> named;
+  named.reserve(inputs.size());
+  std::vector<std::vector<float>> padded;  // keeps the padded copies alive for the run
+  std::vector<std::vector<float>> outputs;
+  double run_ms = 0;
+  if (active) {
+    for (const CacheRunInput& in : inputs) named.push_back({in.name, in.data});
+    const auto t0 = Clock::now();
+    outputs = graph.run_rows(named, static_cast<int64_t>(actual_rows));
+    run_ms = ms_since(t0);
+  } else {
+    padded.reserve(inputs.size());
+    for (const CacheRunInput& in : inputs) {
+      if (in.row_inner) {
+        padded.push_back(pad_rows(in.data, *in.row_inner, upper));
+        named.push_back({in.name, padded.back()});
+      } else {
+        named.push_back({in.name, in.data});
+      }
+    }
+    const auto t0 = Clock::now();
+    outputs = graph.run(named);
+    run_ms = ms_since(t0);
+  }
+
+  PaddedRun result{upper, {}};
+  result.outputs.reserve(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::vector<float>& out = outputs[i];
+    const size_t inner = i < output_inners.size() ? output_inners[i] : 0;
+    if (inner == 0) {
+      if (active) {
+        // Unsliced: the caller gets the compiled shape; rows an active run skipped are zeros.
+        const int64_t full = shape_numel(graph.output_shape(graph.output_names()[i]));
+        if (full > 0 && out.size() < static_cast<size_t>(full)) out.resize(static_cast<size_t>(full), 0.0f);
+      }
+      result.outputs.push_back(std::move(out));
+    } else if (out.size() == actual_rows * inner) {
+      result.outputs.push_back(std::move(out));  // already actual rows (active run): no copy
+    } else {
+      result.outputs.push_back(slice_rows(out, inner, actual_rows));
+    }
+  }
+
+  const double total_ms = ms_since(t_start);
+  std::lock_guard<std::mutex> s(slot.stats_m);
+  BucketStats& st = slot.st;
+  ++st.runs;
+  ++(active ? st.active_runs : st.padded_runs);
+  st.actual_rows += actual_rows;
+  st.padded_rows += upper;
+  st.computed_rows += active ? actual_rows : upper;
+  st.run_ms += run_ms;
+  st.overhead_ms += total_ms - run_ms;
+  return result;
+}
+
+CacheStats BucketedCompileCache::stats() const {
+  CacheStats out;
+  out.out_of_range = impl_->out_of_range.load(std::memory_order_relaxed);
+  std::vector<const CompiledGraph*> graphs;
+  for (const auto& slot_ptr : impl_->slots) {
+    Slot& slot = *slot_ptr;
+    BucketStats b;
+    {
+      std::lock_guard<std::mutex> s(slot.stats_m);
+      b = slot.st;
+    }
+    b.range = slot.range;
+    b.upper = slot.upper;
+    const CompiledGraph* g = slot.ready.load(std::memory_order_acquire);
+    b.compiled = g != nullptr;
+    const int active = slot.active.load(std::memory_order_acquire);
+    if (active != kActiveUnknown) {
+      b.active_supported = active == kActiveYes;
+      std::lock_guard<std::mutex> lock(slot.m);
+      b.active_reason = slot.active_reason;
+    }
+    if (g) {
+      b.arena_bytes = g->report().arena_bytes;
+      b.param_bytes = g->report().param_bytes;
+      graphs.push_back(g);
+    }
+    out.hits += b.hits;
+    out.compiles += b.compiles;
+    out.failed_compiles += b.failed_compiles;
+    out.compile_ms += b.compile_ms;
+    out.runs += b.runs;
+    out.padded_runs += b.padded_runs;
+    out.active_runs += b.active_runs;
+    out.actual_rows += b.actual_rows;
+    out.padded_rows += b.padded_rows;
+    out.computed_rows += b.computed_rows;
+    out.run_ms += b.run_ms;
+    out.overhead_ms += b.overhead_ms;
+    out.arena_bytes += b.arena_bytes;
+    out.param_bytes_summed += b.param_bytes;
+    out.buckets.push_back(std::move(b));
+  }
+  const cache_detail::WeightTally tally = cache_detail::tally_weights(graphs);
+  out.weight_bytes = tally.bytes;
+  out.distinct_weight_copies = tally.copies;
+  return out;
+}
+
+}  // namespace rungs

@@ -1,0 +1,225 @@
+#include "core/compile/executor.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/check.hpp"
+#include "core/numeric/half.hpp"
+
+namespace rungs::compile {
+
+using ir::Op;
+
+AlignedBuffer::AlignedBuffer(size_t floats) : size_(floats) {
+  constexpr size_t align = backend::kBufferAlignment / sizeof(float);
+  constexpr size_t slack = backend::kReadPastBytes / sizeof(float);
+  storage_ = std::make_unique<float[]>(floats + align + slack);
+  auto addr = reinterpret_cast<uintptr_t>(storage_.get());
+  size_t skip = ((backend::kBufferAlignment - addr % backend::kBufferAlignment) % backend::kBufferAlignment) / sizeof(float);
+  ptr_ = storage_.get() + skip;
+}
+
+namespace {
+
+float round_through(PrecisionPolicy::Format f, float x) {
+  switch (f) {
+    case PrecisionPolicy::Format::BF16: return numeric::bf16_to_f32(numeric::f32_to_bf16(x));
+    case PrecisionPolicy::Format::F16: return numeric::f16_to_f32(numeric::f32_to_f16(x));
+    case PrecisionPolicy::Format::F32: break;
+  }
+  return x;
+}
+
+}  // namespace
+
+Executor::Executor(ir::GraphImpl graph, Device device, PrecisionPolicy policy, int threads)
+    : graph_(std::move(graph)), device_(device), policy_(policy), threads_(std::max(threads, 1)) {
+  const uint32_t n = static_cast<uint32_t>(graph_.nodes.size());
+  plan_ = passes::plan_memory(graph_);
+  compiled_dims_.resize(n);
+  kernels_.resize(n);
+  leaf_data_.resize(n);
+  needs_raw_.assign(n, false);
+  param_set_.assign(n, false);
+  for (uint32_t i = 0; i < n; ++i) {
+    const ir::Node& node = graph_.nodes[i];
+    compiled_dims_[i] = backend::Dims::of(node.shape);
+    switch (node.op) {
+      case Op::Input:
+        input_names_.push_back(node.name);
+        input_nodes_.push_back(i);
+        break;
+      case Op::Param:
+        param_names_.push_back(node.name);
+        param_nodes_.push_back(i);
+        break;
+      case Op::Constant: {
+        leaf_data_[i] = AlignedBuffer(node.data->size());
+        std::copy(node.data->begin(), node.data->end(), leaf_data_[i].data());
+        break;
+      }
+      case Op::Reshape:
+        break;  // an alias of its input: no kernel
+      default: {
+        backend::KernelSpec spec{&graph_, i, policy_, threads_};
+        kernels_[i] = device_ == Device::Cpu ? backend::make_cpu_kernel(spec) : backend::make_reference_kernel(spec);
+        scratch_floats_ = std::max(scratch_floats_, kernels_[i]->scratch_floats());
+      }
+    }
+  }
+  // A param needs a raw (f32) copy unless every reader is a kernel that keeps its own.
+  for (uint32_t i = 0; i < n; ++i) {
+    const ir::Node& node = graph_.nodes[i];
+    for (size_t k = 0; k < node.in.size(); ++k) {
+      uint32_t src = node.in[k];
+      if (graph_.nodes[src].op != Op::Param) continue;
+      if (!kernels_[i] || !kernels_[i]->owns_weight(k)) needs_raw_[src] = true;
+    }
+  }
+  for (const auto& o : graph_.outputs) {
+    output_names_.push_back(o.first);
+    if (graph_.nodes[o.second].op == Op::Param) needs_raw_[o.second] = true;
+  }
+  if (threads_ > 1) pool_ = std::make_unique<backend::ThreadPool>(threads_ - 1);
+}
+
+Executor::~Executor() = default;
+
+std::optional<uint32_t> Executor::input_node(std::string_view name) const {
+  for (size_t k = 0; k < input_names_.size(); ++k)
+    if (input_names_[k] == name) return input_nodes_[k];
+  return std::nullopt;
+}
+std::optional<uint32_t> Executor::param_node(std::string_view name) const {
+  for (size_t k = 0; k < param_names_.size(); ++k)
+    if (param_names_[k] == name) return param_nodes_[k];
+  return std::nullopt;
+}
+std::optional<uint32_t> Executor::output_node(std::string_view name) const {
+  for (const auto& o : graph_.outputs)
+    if (o.first == name) return o.second;
+  return std::nullopt;
+}
+
+void Executor::set_param(std::string_view name, std::span<const float> data) {
+  auto id = param_node(name);
+  internal_check(id.has_value(), "set_param on an unknown param");
+  const uint32_t p = *id;
+  // Round through the storage format once, so every consumer sees the stored values.
+  std::vector<float> rounded(data.begin(), data.end());
+  if (policy_.weights != PrecisionPolicy::Format::F32)
+    for (float& x : rounded) x = round_through(policy_.weights, x);
+  // Build everything first, then commit: a throwing kernel leaves the old values in place.
+  AlignedBuffer raw;
+  if (needs_raw_[p]) {
+    raw = AlignedBuffer(rounded.size());
+    std::copy(rounded.begin(), rounded.end(), raw.data());
+  }
+  for (uint32_t i = 0; i < graph_.nodes.size(); ++i) {
+    const ir::Node& node = graph_.nodes[i];
+    for (size_t k = 0; k < node.in.size(); ++k)
+      if (node.in[k] == p && kernels_[i] && kernels_[i]->owns_weight(k)) kernels_[i]->set_weight(k, data);
+  }
+  if (needs_raw_[p]) leaf_data_[p] = std::move(raw);
+  param_set_[p] = true;
+}
+
+std::unique_ptr<Executor::Workspace> Executor::acquire() const {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!free_.empty()) {
+      auto ws = std::move(free_.back());
+      free_.pop_back();
+      return ws;
+    }
+  }
+  auto ws = std::make_unique<Workspace>();
+  ws->arena = AlignedBuffer(static_cast<size_t>(plan_.arena_floats));
+  ws->scratch = AlignedBuffer(scratch_floats_);
+  return ws;
+}
+
+void Executor::release(std::unique_ptr<Workspace> ws) const {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  free_.push_back(std::move(ws));
+}
+
+std::vector<std::vector<float>> Executor::run(std::span<const std::span<const float>> input_data,
+                                              const RunDims& dims) const {
+  internal_check(input_data.size() == input_nodes_.size(), "executor: input count");
+  struct Guard {
+    const Executor* ex;
+    std::unique_ptr<Workspace> ws;
+    ~Guard() { ex->release(std::move(ws)); }
+  } guard{this, acquire()};
+  float* arena = guard.ws->arena.data();
+
+  auto ptr = [&](uint32_t node) -> float* {
+    uint32_t r = plan_.root[node];
+    Op op = graph_.nodes[r].op;
+    if (op == Op::Param || op == Op::Constant) return const_cast<float*>(leaf_data_[r].data());
+    return arena + plan_.offset[r];
+  };
+
+  for (size_t k = 0; k < input_nodes_.size(); ++k) {
+    const uint32_t node = input_nodes_[k];
+    internal_check(static_cast<int64_t>(input_data[k].size()) == dims[node].numel(), "executor: input size");
+    std::memcpy(ptr(node), input_data[k].data(), input_data[k].size() * sizeof(float));
+  }
+
+  backend::RunContext ctx;
+  ctx.pool = pool_.get();
+  ctx.threads = threads_;
+  ctx.scratch = guard.ws->scratch.data();
+  std::vector<backend::TensorArg> args;
+  uint64_t computed = 0;
+  for (uint32_t i = 0; i < graph_.nodes.size(); ++i) {
+    const backend::Kernel* kernel = kernels_[i].get();
+    if (!kernel) continue;
+    const ir::Node& node = graph_.nodes[i];
+    args.clear();
+    for (size_t k = 0; k < node.in.size(); ++k) {
+      uint32_t src = node.in[k];
+      const float* data = kernel->owns_weight(k) ? nullptr : ptr(src);
+      args.push_back({data, dims[src]});
+    }
+    kernel->run(ctx, args, ptr(i), dims[i]);
+    computed += static_cast<uint64_t>(dims[i].numel());
+  }
+  elements_computed_.fetch_add(computed, std::memory_order_relaxed);
+
+  std::vector<std::vector<float>> out;
+  out.reserve(graph_.outputs.size());
+  for (const auto& o : graph_.outputs) {
+    const float* p = ptr(o.second);
+    out.emplace_back(p, p + dims[o.second].numel());
+  }
+  return out;
+}
+
+std::vector<KernelReport> Executor::kernel_reports() const {
+  std::vector<KernelReport> r;
+  for (uint32_t i = 0; i < graph_.nodes.size(); ++i)
+    if (kernels_[i]) r.push_back({std::string(ir::op_name(graph_.nodes[i].op)), kernels_[i]->describe(), graph_.nodes[i].shape});
+  return r;
+}
+
+size_t Executor::arena_bytes() const { return static_cast<size_t>(plan_.arena_floats) * sizeof(float); }
+size_t Executor::intermediate_bytes() const { return static_cast<size_t>(plan_.unshared_floats) * sizeof(float); }
+
+size_t Executor::param_bytes() const {
+  size_t bytes = 0;
+  std::vector<const void*> seen;
+  for (const auto& k : kernels_) {
+    if (!k || k->weight_bytes() == 0) continue;
+    const void* id = k->shared_weight_id();
+    if (id && std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+    if (id) seen.push_back(id);
+    bytes += k->weight_bytes();
+  }
+  for (uint32_t p : param_nodes_)
+    if (needs_raw_[p] && param_set_[p]) bytes += leaf_data_[p].size() * sizeof(float);
+  return bytes;
+}
+
+}  // namespace rungs::compile

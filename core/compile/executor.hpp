@@ -1,0 +1,104 @@
+// core/compile/executor.hpp: runs an optimized graph with one kernel per node.
+//
+// Built once per compile: a kernel for every non-leaf node (from the device's backend), the
+// memory plan, padded copies of constants and params. Each run() takes a workspace (arena +
+// kernel scratch) from a pool, so several threads may run one executor at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/kernel.hpp"
+#include "backends/thread_pool.hpp"
+#include "core/ir/graph_impl.hpp"
+#include "core/passes/memory_plan.hpp"
+#include "rungs/session.hpp"
+
+namespace rungs::compile {
+
+// A float buffer aligned to backend::kBufferAlignment with backend::kReadPastBytes of slack.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t floats);
+  float* data() { return ptr_; }
+  const float* data() const { return ptr_; }
+  size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<float[]> storage_;
+  float* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Per node, the runtime dims of one run: the compiled dims, or under active extent the compiled
+// dims with the node's row axis set to the actual rows.
+using RunDims = std::vector<backend::Dims>;
+
+class Executor {
+ public:
+  Executor(ir::GraphImpl graph, Device device, PrecisionPolicy policy, int threads);
+  ~Executor();
+
+  const ir::GraphImpl& graph() const { return graph_; }
+  const passes::MemoryPlan& plan() const { return plan_; }
+
+  // Names in declaration order.
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  const std::vector<std::string>& param_names() const { return param_names_; }
+  std::optional<uint32_t> input_node(std::string_view name) const;
+  std::optional<uint32_t> param_node(std::string_view name) const;
+  std::optional<uint32_t> output_node(std::string_view name) const;
+
+  void set_param(std::string_view name, std::span<const float> data);
+  bool param_is_set(uint32_t node) const { return param_set_[node]; }
+
+  // Runs with the given dims (the compiled ones unless active extent). Inputs are already matched
+  // to nodes and size-checked by the caller: input_data[k] belongs to input_names()[k].
+  std::vector<std::vector<float>> run(std::span<const std::span<const float>> input_data, const RunDims& dims) const;
+  const RunDims& compiled_dims() const { return compiled_dims_; }
+
+  std::vector<KernelReport> kernel_reports() const;
+  size_t arena_bytes() const;
+  size_t intermediate_bytes() const;
+  size_t param_bytes() const;  // params as stored: kernel-owned (packed) weights + f32 copies
+  int threads() const { return threads_; }
+  // Output elements written by kernels over all runs so far: a work counter that shows active
+  // extent skipping padded rows (tests and stats read it).
+  uint64_t elements_computed() const { return elements_computed_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Workspace {
+    AlignedBuffer arena;
+    AlignedBuffer scratch;
+  };
+  std::unique_ptr<Workspace> acquire() const;
+  void release(std::unique_ptr<Workspace> ws) const;
+
+  ir::GraphImpl graph_;
+  Device device_;
+  PrecisionPolicy policy_;
+  int threads_;
+  passes::MemoryPlan plan_;
+  RunDims compiled_dims_;
+  std::vector<std::unique_ptr<backend::Kernel>> kernels_;  // per node (null for leaves and aliases)
+  std::vector<AlignedBuffer> leaf_data_;                   // per node: constants and raw params
+  std::vector<bool> needs_raw_;                            // per param node: some consumer reads it raw
+  std::vector<bool> param_set_;
+  std::vector<std::string> input_names_, output_names_, param_names_;
+  std::vector<uint32_t> input_nodes_, param_nodes_;
+  size_t scratch_floats_ = 0;
+  std::unique_ptr<backend::ThreadPool> pool_;
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<Workspace>> free_;
+  mutable std::atomic<uint64_t> elements_computed_{0};
+};
+
+}  // namespace rungs::compile

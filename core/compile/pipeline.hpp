@@ -1,0 +1,15 @@
+// core/compile/pipeline.hpp: the fusion-first pass pipeline, one short linear script.
+#pragma once
+
+#include <vector>
+
+#include "core/ir/graph_impl.hpp"
+#include "rungs/session.hpp"
+
+namespace rungs::compile {
+
+// Runs every pass in order on `g`, appending one PassReport per pass (time, node counts, and the
+// IR text after it when options.dump_passes and the pass changed the graph).
+void run_pipeline(ir::GraphImpl& g, const CompileOptions& options, std::vector<PassReport>& log);
+
+}  // namespace rungs::compile

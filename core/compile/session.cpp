@@ -1,0 +1,82 @@
+// core/compile/session.cpp: Graph -> pipeline -> executor.
+#include <chrono>
+
+#include "backends/kernel.hpp"
+#include "backends/thread_pool.hpp"
+#include "core/check.hpp"
+#include "core/compile/compiled_graph_impl.hpp"
+#include "core/compile/pipeline.hpp"
+
+namespace rungs {
+
+std::string_view PrecisionPolicy::name() const {
+  switch (weights) {
+    case Format::F32: return "f32";
+    case Format::BF16: return "bf16_weights";
+    case Format::F16: return "f16_weights";
+  }
+  return "?";
+}
+
+Session::Session(Device device) : device_(device) {}
+
+Session& Session::with_policy(PrecisionPolicy policy) {
+  policy_ = policy;
+  return *this;
+}
+
+namespace {
+int resolve_threads(int requested) {
+#ifdef __EMSCRIPTEN__
+  (void)requested;
+  return 1;  // wasm is single-threaded for now
+#else
+  if (requested < 0) fail(ErrorCode::InvalidArgument, "compile: threads must be >= 0 (0 = all hardware threads), got " + std::to_string(requested));
+  return requested == 0 ? backend::ThreadPool::hardware_threads() : requested;
+#endif
+}
+}  // namespace
+
+CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const ir::GraphImpl& src = graph.impl();
+  if (src.outputs.empty())
+    fail(ErrorCode::InvalidArgument, "compile: the graph has no outputs; mark at least one with output(name, value)");
+  const int threads = resolve_threads(options.threads);
+  const PrecisionPolicy policy = options.policy ? *options.policy : policy_ ? *policy_ : PrecisionPolicy::f32();
+
+  auto impl = std::make_unique<CompiledGraph::Impl>();
+  CompileReport& rep = impl->report;
+  rep.device = device_;
+  rep.policy = std::string(policy.name());
+  rep.threads = threads;
+  rep.isa = device_ == Device::Cpu ? backend::cpu_isa() : "scalar";
+
+  ir::GraphImpl g = src;
+  compile::run_pipeline(g, options, rep.passes);
+
+  const auto tp = std::chrono::steady_clock::now();
+  auto exec = std::make_unique<compile::Executor>(std::move(g), device_, policy, threads);
+  PassReport plan;
+  plan.name = "memory_plan+kernels";
+  plan.nodes_before = plan.nodes_after = exec->graph().nodes.size();
+  plan.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
+  rep.passes.push_back(plan);
+
+  rep.arena_bytes = exec->arena_bytes();
+  rep.intermediate_bytes = exec->intermediate_bytes();
+  if (options.max_arena_bytes && rep.arena_bytes > *options.max_arena_bytes)
+    fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(rep.arena_bytes) +
+                                    " bytes, more than max_arena_bytes = " + std::to_string(*options.max_arena_bytes));
+  rep.kernels = exec->kernel_reports();
+  rep.param_bytes = exec->param_bytes();
+  impl->exec = std::move(exec);
+  rep.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return CompiledGraph(std::move(impl));
+}
+
+CompiledGraph Session::compile_hir(const HirModule& module, const CompileOptions& options) {
+  return compile(module.lower(), options);
+}
+
+}  // namespace rungs

@@ -1,0 +1,10 @@
+// rungs/rungs.hpp: the umbrella header. Everything is in namespace rungs.
+#pragma once
+
+#include "rungs/error.hpp"
+#include "rungs/graph.hpp"
+#include "rungs/hir.hpp"
+#include "rungs/model.hpp"
+#include "rungs/session.hpp"
+#include "rungs/types.hpp"
+#include "rungs/version.hpp"

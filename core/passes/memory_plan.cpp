@@ -1,0 +1,79 @@
+#include "core/passes/memory_plan.hpp"
+
+#include <algorithm>
+
+namespace rungs::passes {
+
+namespace {
+constexpr int64_t kAlignFloats = 16;
+int64_t round_up(int64_t x) { return (x + kAlignFloats - 1) / kAlignFloats * kAlignFloats; }
+
+bool in_arena(const ir::Node& n) { return n.op != ir::Op::Param && n.op != ir::Op::Constant; }
+}  // namespace
+
+MemoryPlan plan_memory(const ir::GraphImpl& g) {
+  const uint32_t n = static_cast<uint32_t>(g.nodes.size());
+  MemoryPlan p;
+  p.offset.assign(n, MemoryPlan::kNone);
+  p.floats.assign(n, 0);
+  p.root.resize(n);
+  p.first_step.resize(n);
+  p.last_step.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const ir::Node& node = g.nodes[i];
+    p.root[i] = (node.op == ir::Op::Reshape) ? p.root[node.in[0]] : i;
+    // Inputs are all copied in before the first kernel runs: live from the start.
+    p.first_step[i] = node.op == ir::Op::Input ? 0 : i;
+    p.last_step[i] = p.first_step[i];
+  }
+  // Liveness is tracked on roots: an alias keeps its source alive.
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t src : g.nodes[i].in) p.last_step[p.root[src]] = std::max(p.last_step[p.root[src]], i);
+  for (const auto& o : g.outputs) p.last_step[p.root[o.second]] = n;  // read after the last kernel
+
+  struct Live {
+    int64_t begin, end;
+    uint32_t last;
+  };
+  std::vector<Live> live;  // arena blocks in use, sorted by offset
+  for (uint32_t i = 0; i < n; ++i) {
+    const ir::Node& node = g.nodes[i];
+    if (p.root[i] != i || !in_arena(node)) continue;
+    const int64_t size = round_up(shape_numel(node.shape));
+    p.floats[i] = size;
+    p.unshared_floats += size;
+    // Blocks whose last reader is before this node's definition are free again.
+    const uint32_t now = p.first_step[i];
+    live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& l) { return l.last < now; }), live.end());
+    // First fit among the gaps.
+    int64_t at = 0;
+    for (const Live& l : live) {
+      if (l.begin - at >= size) break;
+      at = std::max(at, l.end);
+    }
+    p.offset[i] = at;
+    live.push_back({at, at + size, p.last_step[i]});
+    std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.begin < b.begin; });
+    p.arena_floats = std::max(p.arena_floats, at + size);
+  }
+  for (uint32_t i = 0; i < n; ++i) p.offset[i] = p.offset[p.root[i]];
+  return p;
+}
+
+bool plan_is_valid(const ir::GraphImpl& g, const MemoryPlan& p) {
+  const uint32_t n = static_cast<uint32_t>(g.nodes.size());
+  for (uint32_t a = 0; a < n; ++a) {
+    if (p.root[a] != a || p.floats[a] == 0) continue;
+    if (p.offset[a] < 0 || p.offset[a] + p.floats[a] > p.arena_floats) return false;
+    if (p.floats[a] < shape_numel(g.nodes[a].shape)) return false;
+    for (uint32_t b = a + 1; b < n; ++b) {
+      if (p.root[b] != b || p.floats[b] == 0) continue;
+      bool time_overlap = p.first_step[a] <= p.last_step[b] && p.first_step[b] <= p.last_step[a];
+      bool space_overlap = p.offset[a] < p.offset[b] + p.floats[b] && p.offset[b] < p.offset[a] + p.floats[a];
+      if (time_overlap && space_overlap) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace rungs::passes

@@ -1,0 +1,185 @@
+// The encoder-like model through the cache: bucketed runs (padded and active extent) match
+// exact-shape compiles for sampled lengths 1..256 (mask, mean pooling and slicing all right),
+// active extent really skips the padded rows, unsupported graphs fall back, and a ladder holds
+// the weights once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "rungs/cache.hpp"
+#include "tests/cache/encoder_like.hpp"
+
+namespace rungs {
+namespace {
+
+using testing::EncoderConfig;
+
+// Small enough to run every sampled length quickly on the scalar fallback, same structure.
+const EncoderConfig kSmall{/*d=*/32, /*heads=*/2, /*vocab=*/100, /*hidden=*/64, /*layers=*/2};
+const std::vector<uint64_t> kLengths{1, 2, 7, 8, 9, 16, 17, 31, 33, 64, 65, 100, 128, 129, 200, 255, 256};
+
+float max_abs(const std::vector<float>& v) {
+  float m = 0;
+  for (float x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+// max |a - b| <= tol * max(1, max |b|), with a message naming the first bad element.
+::testing::AssertionResult close(const std::vector<float>& a, const std::vector<float>& b, float tol) {
+  if (a.size() != b.size())
+    return ::testing::AssertionFailure() << "sizes differ: " << a.size() << " vs " << b.size();
+  const float bound = tol * std::max(1.0f, max_abs(b));
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(std::fabs(a[i] - b[i]) <= bound))
+      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << " vs " << b[i] << " (bound " << bound
+                                           << ")";
+  return ::testing::AssertionSuccess();
+}
+
+auto small_build = [](uint64_t upper) { return testing::encoder_with_params(upper, kSmall); };
+
+struct Request {
+  std::vector<float> ids, mask;
+};
+Request request(uint64_t len) { return {testing::request_ids(len, len, kSmall.vocab), std::vector<float>(len, 1.0f)}; }
+
+// Exact-shape reference: the model compiled at the request's own length, no padding.
+std::vector<std::vector<float>> exact_run(CompileCache& exact, uint64_t len) {
+  auto g = exact.get_or_compile(len, small_build);
+  const Request r = request(len);
+  const NamedInput in[] = {{"ids", r.ids}, {"mask", r.mask}};
+  return g->run(in);
+}
+
+std::optional<PaddedRun> bucketed_run(BucketedCompileCache& c, uint64_t len, bool unsliced_hidden = false) {
+  const Request r = request(len);
+  const PaddedInput in[] = {{"ids", r.ids, 1}, {"mask", r.mask, 1}};
+  const size_t inners[] = {0, unsliced_hidden ? size_t{0} : static_cast<size_t>(kSmall.d)};  // pooled, hidden
+  return c.run_padded(len, len, small_build, in, inners);
+}
+
+TEST(EncoderCache, PaddedAndActiveBucketsMatchExactShapeCompiles) {
+  CompileCache exact(Device::Cpu);
+  auto padded = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 256);
+  auto active = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 256);
+  active.set_active_extent(true);
+  for (uint64_t len : kLengths) {
+    SCOPED_TRACE("length " + std::to_string(len));
+    const auto want = exact_run(exact, len);
+    auto p = bucketed_run(padded, len);
+    auto a = bucketed_run(active, len);
+    ASSERT_TRUE(p && a);
+    ASSERT_EQ(p->outputs.size(), 2u);
+    EXPECT_EQ(p->outputs[0].size(), static_cast<size_t>(kSmall.d));        // pooled, unsliced
+    EXPECT_EQ(p->outputs[1].size(), len * static_cast<size_t>(kSmall.d));  // hidden, sliced
+    EXPECT_TRUE(close(p->outputs[0], want[0], 1e-4f));
+    EXPECT_TRUE(close(p->outputs[1], want[1], 1e-4f));
+    // Active extent equals the padded run's real rows (1e-5 relative).
+    EXPECT_TRUE(close(a->outputs[0], p->outputs[0], 1e-5f));
+    EXPECT_TRUE(close(a->outputs[1], p->outputs[1], 1e-5f));
+  }
+  EXPECT_EQ(padded.compiled_count(), 6u);
+  EXPECT_EQ(active.compiled_count(), 6u);
+}
+
+TEST(EncoderCache, ActiveExtentSkipsThePaddedRows) {
+  auto padded = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 64);
+  auto active = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 64);
+  active.set_active_extent(true);
+  uint64_t actual = 0, uppers = 0;
+  for (uint64_t len : {3, 9, 20, 40}) {
+    SCOPED_TRACE("length " + std::to_string(len));
+    auto p = bucketed_run(padded, len, /*unsliced_hidden=*/true);
+    auto a = bucketed_run(active, len, /*unsliced_hidden=*/true);
+    ASSERT_TRUE(p && a);
+    const size_t d = static_cast<size_t>(kSmall.d);
+    ASSERT_EQ(a->outputs[1].size(), p->outputs[1].size());  // both at the compiled extent
+    // Real rows agree ...
+    const std::vector<float> p_real(p->outputs[1].begin(), p->outputs[1].begin() + len * d);
+    const std::vector<float> a_real(a->outputs[1].begin(), a->outputs[1].begin() + len * d);
+    EXPECT_TRUE(close(a_real, p_real, 1e-5f));
+    // ... but the padded run computed its tail rows (layer norm of pad tokens is not zero) while
+    // the active run never produced them: its tail is the untouched zero fill.
+    if (len < a->upper) {
+      const std::vector<float> p_tail(p->outputs[1].begin() + len * d, p->outputs[1].end());
+      const std::vector<float> a_tail(a->outputs[1].begin() + len * d, a->outputs[1].end());
+      EXPECT_GT(max_abs(p_tail), 0.0f);
+      EXPECT_EQ(max_abs(a_tail), 0.0f);
+    }
+    actual += len;
+    uppers += a->upper;
+  }
+  const CacheStats s = active.stats();
+  EXPECT_EQ(s.active_runs, 4u);
+  EXPECT_EQ(s.padded_runs, 0u);
+  EXPECT_EQ(s.actual_rows, actual);
+  EXPECT_EQ(s.padded_rows, uppers);
+  EXPECT_EQ(s.computed_rows, actual);  // padding cost no rows
+  EXPECT_DOUBLE_EQ(s.compute_waste(), 1.0);
+  for (const BucketStats& b : s.buckets)
+    if (b.compiled) EXPECT_EQ(b.active_supported, std::optional<bool>(true)) << b.active_reason;
+  const CacheStats ps = padded.stats();
+  EXPECT_EQ(ps.padded_runs, 4u);
+  EXPECT_EQ(ps.computed_rows, uppers);
+}
+
+TEST(EncoderCache, ActiveExtentFallsBackWhenRowsAreNotIndependent) {
+  // y = x - mean over rows: every row depends on every other, so padded rows change the result.
+  // The cache must notice and pad (and the padded answer is the one the graph defines).
+  auto build = [](uint64_t u) {
+    Graph g;
+    Value x = g.input("x", {static_cast<int64_t>(u), 2});
+    g.output("y", g.sub(x, g.mean(x, {0}, true)));
+    return g;
+  };
+  auto c = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 4, 8);
+  c.set_active_extent(true);
+  const std::vector<float> x{1, 2, 3, 4, 5, 6};  // 3 rows, upper 4
+  const PaddedInput in[] = {{"x", x, 2}};
+  const size_t inners[] = {2};
+  auto r = c.run_padded(3, 3, build, in, inners);
+  ASSERT_TRUE(r);
+  // Padded mean over 4 rows: (1+3+5+0)/4 = 2.25, (2+4+6+0)/4 = 3.
+  EXPECT_TRUE(close(r->outputs[0], {-1.25f, -1, 0.75f, 1, 2.75f, 3}, 1e-6f));
+  const CacheStats s = c.stats();
+  EXPECT_EQ(s.padded_runs, 1u);
+  EXPECT_EQ(s.active_runs, 0u);
+  EXPECT_EQ(s.buckets[0].active_supported, std::optional<bool>(false));
+  EXPECT_FALSE(s.buckets[0].active_reason.empty());
+}
+
+TEST(EncoderCache, ActiveExtentSwitchedOnAfterCompilePreparesLazily) {
+  auto c = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 16);
+  ASSERT_TRUE(bucketed_run(c, 5));
+  EXPECT_EQ(c.stats().buckets[0].active_supported, std::nullopt);
+  c.set_active_extent(true);
+  ASSERT_TRUE(bucketed_run(c, 6));
+  const CacheStats s = c.stats();
+  EXPECT_EQ(s.buckets[0].padded_runs, 1u);
+  EXPECT_EQ(s.buckets[0].active_runs, 1u);
+  EXPECT_EQ(s.buckets[0].compiles, 1u);
+}
+
+TEST(EncoderCache, LadderHoldsTheWeightsOnce) {
+  auto c = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 256);
+  ASSERT_EQ(c.total_buckets(), 6u);
+  size_t one_graph = 0;
+  for (uint64_t key : {8, 16, 32, 64, 128, 256}) {
+    auto e = c.ensure_hir_with_params(key, small_build, CompileOptions{});
+    ASSERT_TRUE(e);
+    one_graph = std::max(one_graph, e->graph->report().param_bytes);
+  }
+  const CacheStats s = c.stats();
+  ASSERT_GT(one_graph, 0u);
+  // Every bucket reports its own view of the weights ...
+  EXPECT_GE(s.param_bytes_summed, 6 * one_graph * 9 / 10);
+  // ... but memory holds them once: about 1x, not 6x.
+  EXPECT_LE(s.weight_bytes, one_graph * 11 / 10) << "weight_bytes " << s.weight_bytes << ", one graph's params "
+                                                 << one_graph << ", summed " << s.param_bytes_summed;
+}
+
+}  // namespace
+}  // namespace rungs
