@@ -1,5 +1,8 @@
-// backends/cpu/families.hpp: the kernel families of the CPU backend. Each factory returns nullptr
-// for a node it does not handle (minimal rows-branch version; the gemm branch owns this file).
+// backends/cpu/families.hpp: the kernel families of the CPU backend.
+//
+// Each family (backends/cpu/<family>/) exposes one factory. It returns a kernel for the nodes it
+// handles at the given ISA and nullptr for every other node; make_cpu_kernel (cpu_kernels.cpp)
+// tries them in order and falls back to the scalar reference kernel.
 #pragma once
 
 #include <memory>
@@ -9,11 +12,20 @@
 
 namespace rungs::backend::cpu {
 
+using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelSpec& spec, Isa isa);
+
+// Row kernels (docs/row-kernels.md).
+// elementwise/: unary and binary ops with broadcasting, Op::FusedElementwise programs.
 std::unique_ptr<Kernel> make_elementwise_kernel(const KernelSpec& spec, Isa isa);
+// softmax/: Op::Softmax along any axis.
 std::unique_ptr<Kernel> make_softmax_kernel(const KernelSpec& spec, Isa isa);
+// norm/: Op::LayerNorm, Op::RmsNorm, Op::FusedAddNorm.
 std::unique_ptr<Kernel> make_norm_kernel(const KernelSpec& spec, Isa isa);
+// reduce/: Op::ReduceSum, Op::ReduceMean, Op::ReduceMax over any axes.
 std::unique_ptr<Kernel> make_reduce_kernel(const KernelSpec& spec, Isa isa);
+// gather/: Op::Gather (owns a Param table in bf16 / f16 under those policies).
 std::unique_ptr<Kernel> make_gather_kernel(const KernelSpec& spec, Isa isa);
+// attention/: Op::Attention (flash-style, heads, causal, key mask).
 std::unique_ptr<Kernel> make_attention_kernel(const KernelSpec& spec, Isa isa);
 
 }  // namespace rungs::backend::cpu

@@ -1,7 +1,8 @@
-// Minimal ISA selection (rows branch; the gemm branch owns the full version of this file).
+// backends/cpu/isa.cpp: which instruction set the CPU kernels run at.
 #include "backends/cpu/isa.hpp"
 
 #include <atomic>
+#include <string>
 
 #include <xsimd/xsimd.hpp>
 
@@ -9,49 +10,62 @@
 
 namespace rungs::backend::cpu {
 namespace {
-std::atomic<int> g_forced{-1};
+
+std::vector<Isa> detect() {
+  std::vector<Isa> isas;
+#if defined(__EMSCRIPTEN__)
+  isas.push_back(Isa::Wasm);  // one SIMD128 instantiation, chosen at compile time
+#else
+  // available_architectures() checks both CPUID and what the OS saves (XCR0).
+  const auto arch = xsimd::available_architectures();
+  // The avx512 TUs are compiled with -mavx512{f,cd,dq,bw,vl}; xsimd cannot query VL, which every
+  // CPU with BW and DQ has.
+  if (arch.avx512f && arch.avx512cd && arch.avx512dq && arch.avx512bw) isas.push_back(Isa::Avx512);
+  if (arch.fma3_avx2) isas.push_back(Isa::Avx2);
+  if (arch.sse4_2) isas.push_back(Isa::Sse42);
+#endif
+  isas.push_back(Isa::Scalar);  // the reference kernels run everywhere
+  return isas;
 }
+
+const std::vector<Isa>& detected() {
+  static const std::vector<Isa> isas = detect();
+  return isas;
+}
+
+constexpr int kNotForced = -1;
+std::atomic<int> forced{kNotForced};
+
+}  // namespace
 
 std::string_view isa_name(Isa isa) {
   switch (isa) {
+    case Isa::Scalar: return "scalar";
     case Isa::Sse42: return "sse4.2";
     case Isa::Avx2: return "avx2";
     case Isa::Avx512: return "avx512f";
     case Isa::Wasm: return "wasm";
-    default: return "scalar";
   }
+  return "unknown";
 }
 
-std::vector<Isa> available_isas() {
-#if defined(__EMSCRIPTEN__)
-  return {Isa::Wasm};
-#else
-  const auto have = xsimd::available_architectures();
-  std::vector<Isa> out;
-  if (have.avx512f) out.push_back(Isa::Avx512);
-  if (have.fma3_avx2) out.push_back(Isa::Avx2);
-  if (have.sse4_2) out.push_back(Isa::Sse42);
-  return out;
-#endif
-}
+std::vector<Isa> available_isas() { return detected(); }
 
 Isa active_isa() {
-  const int f = g_forced.load();
-  if (f >= 0) return static_cast<Isa>(f);
-  static const Isa best = [] {
-    auto all = available_isas();
-    return all.empty() ? Isa::Scalar : all.front();
-  }();
-  return best;
+  const int f = forced.load(std::memory_order_acquire);
+  return f == kNotForced ? detected().front() : static_cast<Isa>(f);
 }
 
 void force_isa(Isa isa) {
-  bool ok = isa == Isa::Scalar;
-  for (Isa a : available_isas()) ok = ok || a == isa;
-  internal_check(ok, "force_isa: ISA not available on this machine");
-  g_forced.store(static_cast<int>(isa));
+  bool ok = false;
+  for (Isa a : detected()) ok = ok || a == isa;
+  if (!ok) {
+    fail(ErrorCode::InvalidArgument,
+         "force_isa: " + std::string(isa_name(isa)) + " is not available on this machine or build");
+  }
+  forced.store(static_cast<int>(isa), std::memory_order_release);
 }
 
-void reset_forced_isa() { g_forced.store(-1); }
+void reset_forced_isa() { forced.store(kNotForced, std::memory_order_release); }
 
 }  // namespace rungs::backend::cpu

@@ -80,8 +80,8 @@ void expect_matches(Isa isa, const Case& c, double rtol = 1e-5, double atol = 2e
 }
 
 TEST(AttentionKernel, SequenceLengthsAroundTheKeyTile) {
-  ASSERT_FALSE(available_isas().empty());
-  for (Isa isa : available_isas()) {
+  ASSERT_FALSE(vector_isas().empty());
+  for (Isa isa : vector_isas()) {
     const int64_t tile = 4 * lanes(isa);  // keys per tile
     for (int64_t s : tile_sizes(tile))
       for (bool causal : {false, true}) expect_matches(isa, {1, s, s, 2, 16, causal});
@@ -89,17 +89,17 @@ TEST(AttentionKernel, SequenceLengthsAroundTheKeyTile) {
 }
 
 TEST(AttentionKernel, HeadDimsAroundTheBatchWidth) {
-  for (Isa isa : available_isas())
+  for (Isa isa : vector_isas())
     for (int64_t dh : tile_sizes(lanes(isa))) expect_matches(isa, {2, 19, 19, 3, dh, true});
 }
 
 TEST(AttentionKernel, LadderExtents) {
-  for (Isa isa : available_isas())
+  for (Isa isa : vector_isas())
     for (int64_t s : ladder_extents()) expect_matches(isa, {1, s, s, 4, 32, s % 32 == 0});
 }
 
 TEST(AttentionKernel, KeyMaskIncludingAFullyMaskedBatch) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (bool causal : {false, true}) {
       Case c{3, 37, 37, 2, 16, causal, true};
       expect_matches(isa, c);
@@ -112,7 +112,7 @@ TEST(AttentionKernel, KeyMaskIncludingAFullyMaskedBatch) {
 }
 
 TEST(AttentionKernel, KeysAndQueriesOfDifferentLengths) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (bool causal : {false, true}) {
       expect_matches(isa, {2, 5, 70, 2, 8, causal, true});   // Sk > Sq: queries see the prefix
       expect_matches(isa, {1, 70, 5, 2, 8, causal, false});  // Sk < Sq: early queries see no key
@@ -122,7 +122,7 @@ TEST(AttentionKernel, KeysAndQueriesOfDifferentLengths) {
 }
 
 TEST(AttentionKernel, CausalQueriesBeforeEveryKeyGiveZeros) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     Case c{1, 70, 5, 1, 8, true};
     auto got = actual(isa, c, inputs_for(c));
     // Query i sees keys j <= i - 65: queries 0..64 see nothing.
@@ -135,11 +135,11 @@ TEST(AttentionKernel, ExplicitScale) {
   // Scale 0.9 makes logits of ~+-50 here: float32 rounding of a logit that size moves exp() by
   // ~1e-5 relative (times |v| ~ 3 absolute), so this case is held to 1e-4 relative and 3e-5
   // absolute; a kernel ignoring the scale is off by O(1).
-  for (Isa isa : available_isas()) expect_matches(isa, {1, 33, 33, 2, 16, true, false, 0.9f}, 1e-4, 3e-5);
+  for (Isa isa : vector_isas()) expect_matches(isa, {1, 33, 33, 2, 16, true, false, 0.9f}, 1e-4, 3e-5);
 }
 
 TEST(AttentionKernel, RuntimeExtentSmallerThanCompiled) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (int64_t s : {1, 9, 100}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " s " + std::to_string(s));
       Case compiled{2, 128, 128, 4, 32, true, true};
@@ -152,7 +152,7 @@ TEST(AttentionKernel, RuntimeExtentSmallerThanCompiled) {
 }
 
 TEST(AttentionKernel, ThreadsGiveTheSameBitsAsOneThread) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     Case c{2, 256, 256, 4, 32, true, true};
     auto t = inputs_for(c);
     EXPECT_EQ(actual(isa, c, t, 1), actual(isa, c, t, 3));

@@ -33,8 +33,8 @@ double check_node(const OneNode& g, Isa isa, const std::vector<Tensor>& ins, dou
 }
 
 TEST(ElementwiseKernel, ReluEveryIsaAroundTheBatchWidth) {
-  ASSERT_FALSE(available_isas().empty()) << "no vector ISA available: nothing would be tested";
-  for (Isa isa : available_isas()) {
+  ASSERT_FALSE(vector_isas().empty()) << "no vector ISA available: nothing would be tested";
+  for (Isa isa : vector_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     for (int64_t n : tile_sizes(lanes(isa))) {
       OneNode g({{n}}, op_node(Op::Relu, {n}));
@@ -51,13 +51,13 @@ TEST(ElementwiseKernel, ScalarIsaIsLeftToTheReference) {
   OneNode g({{4}}, op_node(Op::Relu, {4}));
   EXPECT_EQ(make_elementwise_kernel(g.spec(), Isa::Scalar), nullptr);
   OneNode sm({{4}}, op_node(Op::Softmax, {4}));
-  for (Isa isa : available_isas()) EXPECT_EQ(make_elementwise_kernel(sm.spec(), isa), nullptr);
+  for (Isa isa : vector_isas()) EXPECT_EQ(make_elementwise_kernel(sm.spec(), isa), nullptr);
 }
 
 TEST(ElementwiseKernel, EveryUnaryOpMatchesTheReference) {
   const Op ops[] = {Op::Relu, Op::Gelu, Op::GeluTanh, Op::Silu, Op::Sigmoid, Op::Tanh,
                     Op::Exp,  Op::Log,  Op::Sqrt,     Op::Rsqrt, Op::Neg,    Op::Abs};
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (Op op : ops) {
       for (int64_t n : tile_sizes(lanes(isa))) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " op " + std::to_string(int(op)) + " n " + std::to_string(n));
@@ -76,7 +76,7 @@ TEST(ElementwiseKernel, GeluIsErfExactAcrossItsRange) {
   OneNode g({{n}}, op_node(Op::Gelu, {n}));
   Tensor x = make_tensor({n}, 1);
   for (int64_t i = 0; i < n; ++i) x.data[i] = -10.f + 20.f * float(i) / float(n - 1);
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     EXPECT_LE(check_node(g, isa, {x}, 1e-6, 1e-6), 1.0);
   }
@@ -95,7 +95,7 @@ TEST(ElementwiseKernel, BinaryOpsBroadcastLikeNumpy) {
       {{7, 1, 1}, {1, 1, 9}, {7, 1, 9}},  {{2, 1000}, {1, 1000}, {2, 1000}},
   };
   const Op ops[] = {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Maximum, Op::Minimum};
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (const auto& c : cases) {
       for (Op op : ops) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(c.a) + " op " + std::to_string(int(op)) + " " + shape_str(c.b));
@@ -122,7 +122,7 @@ ir::Node fused_program(Shape out) {
 }
 
 TEST(ElementwiseKernel, FusedProgramsMatchTheReference) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (int64_t n : tile_sizes(lanes(isa))) {
       for (int64_t rows : ladder_extents()) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " rows " + std::to_string(rows) + " n " + std::to_string(n));
@@ -135,7 +135,7 @@ TEST(ElementwiseKernel, FusedProgramsMatchTheReference) {
 }
 
 TEST(ElementwiseKernel, LongRowsCrossBlockBoundaries) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (int64_t n : {511, 512, 513, 1500, 3072}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " n " + std::to_string(n));
       OneNode g({{3, n}, {n}}, fused_program({3, n}));
@@ -148,7 +148,7 @@ TEST(ElementwiseKernel, LongRowsCrossBlockBoundaries) {
 TEST(ElementwiseKernel, RuntimeDimsSmallerThanCompiled) {
   // Compiled for 256 rows, run at the active extents 1, 9, 100.
   OneNode g({{256, 48}, {48}}, fused_program({256, 48}));
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (int64_t rows : {1, 9, 100}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " rows " + std::to_string(rows));
       Shape s{rows, 48};
@@ -159,7 +159,7 @@ TEST(ElementwiseKernel, RuntimeDimsSmallerThanCompiled) {
 }
 
 TEST(ElementwiseKernel, ThreadsGiveTheSameBitsAsOneThread) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (Shape s : {Shape{256, 3072}, Shape{1, 1 << 18}, Shape{4096, 7}}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(s));
       OneNode g({s, {s.back()}}, fused_program(s));

@@ -66,14 +66,14 @@ void expect_gather(Isa isa, Format f, int64_t v, int64_t d, const Shape& ids_sha
 }
 
 TEST(GatherKernel, EveryFormatAroundTheBatchWidth) {
-  ASSERT_FALSE(available_isas().empty());
-  for (Isa isa : available_isas())
+  ASSERT_FALSE(vector_isas().empty());
+  for (Isa isa : vector_isas())
     for (Format f : {Format::F32, Format::BF16, Format::F16})
       for (int64_t d : tile_sizes(lanes(isa))) expect_gather(isa, f, 11, d, {3, 5});
 }
 
 TEST(GatherKernel, OutOfRangeAndNanIdsGiveZeroRows) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     OneNode g = gather_graph(4, 3, {5}, ir::Op::Input);
     auto k = make_gather_kernel(g.spec(), isa);
     Tensor table = make_tensor({4, 3}, 1, 1.f, 2.f);  // no zeros in the table
@@ -92,7 +92,7 @@ TEST(GatherKernel, HalfWideningKeepsSpecialValues) {
   const float values[] = {6e-8f, -3e-6f, 65504.f, 1e6f, INFINITY, -INFINITY, std::nanf(""), -0.f, 1.f / 3, 0.1f,
                           -2.5f, 1e-4f, 7.f, 1e-30f, -65504.f, 0.f, 42.f};
   const int64_t d = std::size(values);
-  for (Isa isa : available_isas())
+  for (Isa isa : vector_isas())
     for (Format f : {Format::BF16, Format::F16}) {
       OneNode g = gather_graph(1, d, {1}, ir::Op::Param);
       auto k = make_gather_kernel(g.spec(1, policy_of(f)), isa);
@@ -113,7 +113,7 @@ TEST(GatherKernel, HalfWideningKeepsSpecialValues) {
 }
 
 TEST(GatherKernel, LadderExtentsAndThreads) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (int64_t s : ladder_extents()) expect_gather(isa, Format::BF16, 1000, 96, {2, s});
     expect_gather(isa, Format::F16, 5000, 768, {4, 256}, 3);
   }

@@ -53,8 +53,8 @@ const std::pair<Op, Op> kKinds[] = {{Op::LayerNorm, Op::LayerNorm},
                                     {Op::FusedAddNorm, Op::RmsNorm}};
 
 TEST(NormKernel, EveryKindAroundTheBatchWidthAndLadder) {
-  ASSERT_FALSE(available_isas().empty());
-  for (Isa isa : available_isas()) {
+  ASSERT_FALSE(vector_isas().empty());
+  for (Isa isa : vector_isas()) {
     std::vector<int64_t> ds = tile_sizes(lanes(isa));
     for (int64_t e : ladder_extents()) ds.push_back(e);
     ds.push_back(768);
@@ -70,7 +70,7 @@ TEST(NormKernel, EveryKindAroundTheBatchWidthAndLadder) {
 }
 
 TEST(NormKernel, RuntimeRowsSmallerThanCompiled) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (auto [op, norm] : kKinds) {
       for (int64_t rows : {1, 9, 100}) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " rows " + std::to_string(rows));
@@ -82,7 +82,7 @@ TEST(NormKernel, RuntimeRowsSmallerThanCompiled) {
 }
 
 TEST(NormKernel, ThreadsGiveTheSameBitsAsOneThread) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (auto [op, norm] : kKinds) {
       SCOPED_TRACE(std::string(isa_name(isa)));
       Shape s{256, 768};

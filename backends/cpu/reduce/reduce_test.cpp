@@ -53,8 +53,8 @@ struct AxesCase {
 };
 
 TEST(ReduceKernel, AnyAxesAnyKind) {
-  ASSERT_FALSE(available_isas().empty());
-  for (Isa isa : available_isas()) {
+  ASSERT_FALSE(vector_isas().empty());
+  for (Isa isa : vector_isas()) {
     const int64_t w = lanes(isa);
     std::vector<AxesCase> cases;
     for (int64_t n : tile_sizes(w)) {
@@ -79,7 +79,7 @@ TEST(ReduceKernel, AnyAxesAnyKind) {
 
 TEST(ReduceKernel, MeanPoolingAtLadderExtents) {
   // [B, S, D] -> [B, D] over S, and [B, S, D] -> [B, S] over D, compiled at 256, run at the ladder.
-  for (Isa isa : available_isas())
+  for (Isa isa : vector_isas())
     for (int64_t s : ladder_extents())
       for (int64_t axis : {1, 2}) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " s " + std::to_string(s) + " axis " + std::to_string(axis));
@@ -88,7 +88,7 @@ TEST(ReduceKernel, MeanPoolingAtLadderExtents) {
 }
 
 TEST(ReduceKernel, ThreadsGiveTheSameBitsAsOneThread) {
-  for (Isa isa : available_isas())
+  for (Isa isa : vector_isas())
     for (auto c : {AxesCase{{256, 3072}, {1}}, AxesCase{{512, 768}, {0}}, AxesCase{{8, 300, 64}, {1}}}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(c.shape));
       OneNode g = reduce_graph(Op::ReduceSum, c.shape, c.axes, false);

@@ -99,6 +99,15 @@ inline std::string shape_str(const Shape& s) {
   return r + "]";
 }
 
+// The vector ISAs of this machine (available_isas() without Scalar, which row kernels leave to the
+// reference backend): every test runs on each in turn.
+inline std::vector<Isa> vector_isas() {
+  std::vector<Isa> out;
+  for (Isa isa : available_isas())
+    if (isa != Isa::Scalar) out.push_back(isa);
+  return out;
+}
+
 // Sizes around a batch width w: w-1, w, w+1, 2w+3.
 inline std::vector<int64_t> tile_sizes(int64_t w) { return {w - 1, w, w + 1, 2 * w + 3}; }
 // The extents a power-of-two ladder (8..256) produces.

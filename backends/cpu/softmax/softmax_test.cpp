@@ -29,8 +29,8 @@ double check(Isa isa, const Shape& compiled, int axis, const Shape& run_shape, i
 }
 
 TEST(SoftmaxKernel, LastAxisAroundTheBatchWidthAndLadder) {
-  ASSERT_FALSE(available_isas().empty());
-  for (Isa isa : available_isas()) {
+  ASSERT_FALSE(vector_isas().empty());
+  for (Isa isa : vector_isas()) {
     std::vector<int64_t> ns = tile_sizes(lanes(isa));
     for (int64_t e : ladder_extents()) ns.push_back(e);
     for (int64_t n : ns) {
@@ -41,7 +41,7 @@ TEST(SoftmaxKernel, LastAxisAroundTheBatchWidthAndLadder) {
 }
 
 TEST(SoftmaxKernel, OtherAxes) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     const int64_t w = lanes(isa);
     for (int64_t inner : tile_sizes(w)) {
       for (int axis : {0, 1}) {
@@ -54,14 +54,14 @@ TEST(SoftmaxKernel, OtherAxes) {
 }
 
 TEST(SoftmaxKernel, LargeLogitsStayFinite) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     EXPECT_LE(check(isa, {4, 100}, -1, {4, 100}, 1, 1e4f), 1.0);
   }
 }
 
 TEST(SoftmaxKernel, RuntimeDimsSmallerThanCompiled) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (int64_t rows : {1, 9, 100}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " rows " + std::to_string(rows));
       // [B, S, S] attention scores compiled at S = 128, run at S = rows along both S axes.
@@ -72,7 +72,7 @@ TEST(SoftmaxKernel, RuntimeDimsSmallerThanCompiled) {
 }
 
 TEST(SoftmaxKernel, ThreadsGiveTheSameBitsAsOneThread) {
-  for (Isa isa : available_isas()) {
+  for (Isa isa : vector_isas()) {
     for (auto [s, axis] : {std::pair<Shape, int>{{256, 3072}, -1}, {{64, 512, 40}, 1}}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(s));
       OneNode g = softmax_graph(s, axis);
