@@ -13,6 +13,7 @@
 
 #include "examples/models/bundled_models.hpp"
 #include "rungs/cache.hpp"
+#include "rungs/ladder.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"
 
@@ -162,6 +163,10 @@ TEST(BundledModels, TraceIsLogNormalAroundTwentyFour) {
   EXPECT_GE(sorted[1000], 21);
   EXPECT_LE(sorted[1000], 27);
   EXPECT_GT(sorted[1990], 100);  // a long tail
+  // It is the project's log-normal generator at the documented parameters (docs/model-format.md).
+  const auto want = ladder::lognormal_trace(24.0, 2000, 256, 2000, 0.8);
+  EXPECT_TRUE(std::equal(lengths.begin(), lengths.end(), want.begin(), want.end(),
+                         [](int a, uint64_t b) { return static_cast<uint64_t>(a) == b; }));
   // Another seed gives another trace.
   EXPECT_NE(examples::make_chat_trace(100, 1), examples::make_chat_trace(100, 2));
 }
