@@ -327,6 +327,7 @@ CacheStats BucketedCompileCache::stats() const {
     if (g) {
       b.arena_bytes = g->report().arena_bytes;
       b.param_bytes = g->report().param_bytes;
+      b.elements_computed = g->elements_computed();
       graphs.push_back(g);
     }
     out.hits += b.hits;
@@ -341,6 +342,7 @@ CacheStats BucketedCompileCache::stats() const {
     out.computed_rows += b.computed_rows;
     out.run_ms += b.run_ms;
     out.overhead_ms += b.overhead_ms;
+    out.elements_computed += b.elements_computed;
     out.arena_bytes += b.arena_bytes;
     out.param_bytes_summed += b.param_bytes;
     out.buckets.push_back(std::move(b));
