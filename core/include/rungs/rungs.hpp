@@ -6,6 +6,7 @@
 #include "rungs/graph.hpp"
 #include "rungs/hir.hpp"
 #include "rungs/ladder.hpp"
+#include "rungs/model.hpp"
 #include "rungs/session.hpp"
 #include "rungs/types.hpp"
 #include "rungs/version.hpp"

@@ -1,0 +1,28 @@
+# Run by ctest (tests/install/CMakeLists.txt) with cmake -P. Every step must succeed.
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    string(REPLACE ";" " " cmd "${ARGN}")
+    message(FATAL_ERROR "install_consumer: `${cmd}` failed (${rc})")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(prefix "${WORK_DIR}/prefix")
+
+step(${CMAKE_COMMAND} --install "${RUNGS_BUILD_DIR}" --prefix "${prefix}")
+foreach(f include/rungs/graph.hpp include/rungs/session.hpp lib/librungs.a
+          lib/cmake/rungs/rungsConfig.cmake lib/cmake/rungs/rungsConfigVersion.cmake
+          lib/cmake/rungs/rungsTargets.cmake)
+  if(NOT EXISTS "${prefix}/${f}")
+    message(FATAL_ERROR "install_consumer: ${f} is missing from the installed package")
+  endif()
+endforeach()
+
+# The consumer sees only the prefix: no source tree, no .deps (xsimd) on its paths.
+step(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
+     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+     "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}"
+     "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON)
+step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+step("${WORK_DIR}/build/rungs_consumer")

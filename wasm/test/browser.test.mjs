@@ -1,0 +1,92 @@
+// The same installed package, loaded by headless Chromium: proves the one build works in a browser.
+// Serves the installed package and a test page on 127.0.0.1; the page posts its results back.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const pkgDir = dirname(require.resolve('rungs/package.json'));
+const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+const page = `<!doctype html><meta charset="utf-8"><title>rungs</title><script type="module">
+const report = (r) => fetch('/result', { method: 'POST', body: JSON.stringify(r) });
+try {
+  const { Graph, Session, Device, version, cpuIsa } = await import('/pkg/index.js');
+  const g = new Graph();
+  g.output('y', g.relu(g.input('x', [6])));
+  const compiled = new Session(Device.Cpu).compile(g);
+  const x = new Float32Array([-3, -0.5, 0, 0.5, 2, -7]);
+  const [y] = compiled.run({ x });
+  let error = null;
+  try { compiled.run({ x: new Float32Array(5) }); } catch (e) { error = { isError: e instanceof Error, message: e.message }; }
+  await report({ version: version(), isa: cpuIsa(), x: Array.from(x), y: Array.from(y), error });
+} catch (e) {
+  await report({ failure: String(e && e.stack || e) });
+}
+</script>`;
+
+test('the package loads and runs in headless Chromium', { timeout: 120_000 }, async () => {
+  assert.ok(existsSync(chromium), `${chromium} not found (scripts/setup installs Debian's chromium)`);
+  let resolveResult;
+  const result = new Promise((resolve) => { resolveResult = resolve; });
+  const server = createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/result') {
+      let body = '';
+      req.on('data', (c) => { body += c; });
+      req.on('end', () => { res.end('ok'); resolveResult(JSON.parse(body)); });
+      return;
+    }
+    if (req.url === '/' || req.url === '/index.html') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(page);
+      return;
+    }
+    const rel = normalize(req.url.replace(/^\/pkg\//, '')).replace(/^(\.\.[/\\])+/, '');
+    const file = join(pkgDir, rel);
+    if (!req.url.startsWith('/pkg/') || !existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(file));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const profile = mkdtempSync(join(tmpdir(), 'rungs-chromium-'));
+  const browser = spawn(chromium, [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    `--user-data-dir=${profile}`, url,
+  ], { stdio: 'ignore', detached: true });  // own process group: its helpers die with it
+  const exited = new Promise((resolve) => browser.once('exit', resolve));
+  let timer;
+  try {
+    const r = await Promise.race([
+      result,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no result from the page in 90 s')), 90_000);
+      }),
+    ]);
+    assert.equal(r.failure, undefined, r.failure);
+    console.log(`browser: rungs ${r.version}, cpuIsa() = ${r.isa}`);
+    assert.match(r.version, /^\d+\.\d+\.\d+$/);
+    assert.equal(r.isa, 'wasm');
+    assert.deepEqual(r.y, r.x.map((v) => Math.max(v, 0)));
+    assert.ok(r.error && r.error.isError, 'wrong length must throw an Error in the browser too');
+    assert.match(r.error.message, /'x'/);
+  } finally {
+    clearTimeout(timer);
+    try {
+      process.kill(-browser.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await exited;
+    server.closeAllConnections();
+    server.close();
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  }
+});

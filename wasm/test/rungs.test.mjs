@@ -1,0 +1,137 @@
+// Tests of the npm package as a user gets it: scripts/test packs <build>/npm, installs the tarball
+// into an empty folder and runs this file there, so `rungs` resolves through package.json exports.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+import { Graph, Session, Device, version, cpuIsa } from 'rungs';
+
+const require = createRequire(import.meta.url);
+const pkg = JSON.parse(readFileSync(require.resolve('rungs/package.json'), 'utf8'));
+
+function reluGraph(shape) {
+  const g = new Graph();
+  const x = g.input('x', shape);
+  g.output('y', g.relu(x));
+  return g;
+}
+
+function ramp(n) {
+  const a = new Float32Array(n);
+  for (let i = 0; i < n; ++i) a[i] = (i % 7) - 3.25 - i * 0.5;
+  for (let i = 0; i < n; i += 3) a[i] = -a[i];
+  return a;
+}
+
+// Compiles and runs, freeing the C++ objects even when the body throws.
+function withCompiled(device, graph, body) {
+  const session = new Session(device);
+  const compiled = session.compile(graph);
+  try {
+    return body(compiled);
+  } finally {
+    compiled.delete();
+    session.delete();
+    graph.delete();
+  }
+}
+
+test('version() is the package version', () => {
+  assert.match(version(), /^\d+\.\d+\.\d+$/);
+  assert.equal(version(), pkg.version);
+});
+
+test('Cpu kernels dispatch to wasm SIMD128', () => {
+  const isa = cpuIsa();
+  console.log(`rungs ${version()} wasm module: cpuIsa() = ${isa}`);
+  assert.equal(isa, 'wasm');
+});
+
+test('relu graph built from JS runs on a Float32Array', () => {
+  for (const n of [1, 3, 4, 5, 17]) {
+    const input = ramp(2 * n);
+    withCompiled(Device.Cpu, reluGraph([2, n]), (compiled) => {
+      assert.deepEqual(compiled.inputNames(), ['x']);
+      assert.deepEqual(compiled.outputNames(), ['y']);
+      assert.deepEqual(compiled.outputShape('y'), [2, n]);
+      assert.equal(compiled.report().isa, cpuIsa());
+      const outputs = compiled.run({ x: input });
+      assert.equal(outputs.length, 1);
+      const [y] = outputs;
+      assert.ok(y instanceof Float32Array);
+      assert.equal(y.length, input.length);
+      for (let i = 0; i < input.length; ++i) {
+        assert.equal(y[i], Math.max(input[i], 0), `y[${i}] for x = ${input[i]}`);
+      }
+      assert.ok(y.some((v) => v > 0) && y.some((v) => v === 0), 'input has both signs');
+    });
+  }
+});
+
+test('Cpu and Reference devices agree', () => {
+  const input = ramp(40);
+  const run = (device) => withCompiled(device, reluGraph([40]), (c) => c.run({ x: input })[0]);
+  assert.deepEqual(run(Device.Cpu), run(Device.Reference));
+});
+
+test('outputs come back in declared order', () => {
+  const g = new Graph();
+  const a = g.input('a', [3]);
+  const b = g.input('b', [2]);
+  g.output('second', g.relu(b));
+  g.output('first', g.relu(a));
+  withCompiled(Device.Cpu, g, (compiled) => {
+    assert.deepEqual(compiled.outputNames(), ['second', 'first']);
+    const [second, first] = compiled.run({
+      a: new Float32Array([1, -2, 3]),
+      b: new Float32Array([-4, 5]),
+    });
+    assert.deepEqual(Array.from(second), [0, 5]);
+    assert.deepEqual(Array.from(first), [1, 0, 3]);
+  });
+});
+
+test('wrong-length input throws a JS Error naming the input, and the graph stays usable', () => {
+  withCompiled(Device.Cpu, reluGraph([4, 8]), (compiled) => {
+    let caught;
+    try {
+      compiled.run({ x: new Float32Array(31) });
+    } catch (e) {
+      caught = e;
+    }
+    assert.ok(caught instanceof Error, `expected an Error, got ${typeof caught}: ${caught}`);
+    assert.match(caught.message, /'x'/);
+    assert.match(caught.message, /31/);
+    assert.match(caught.message, /32/);
+    assert.equal(caught.code, 'ShapeMismatch');
+    console.log(`wrong length rejected: ${caught.message}`);
+
+    const [y] = compiled.run({ x: new Float32Array(32).fill(-1) });
+    assert.equal(y.length, 32);
+    assert.ok(y.every((v) => v === 0));
+  });
+});
+
+test('unknown, missing and non-Float32Array inputs throw JS Errors', () => {
+  withCompiled(Device.Cpu, reluGraph([2]), (compiled) => {
+    assert.throws(() => compiled.run({ x: new Float32Array(2), z: new Float32Array(2) }),
+      (e) => e instanceof Error && e.code === 'UnknownName' && /'z'/.test(e.message));
+    assert.throws(() => compiled.run({}),
+      (e) => e instanceof Error && e.code === 'MissingInput' && /'x'/.test(e.message));
+    assert.throws(() => compiled.run({ x: [1, 2] }),
+      (e) => e instanceof Error && e.code === 'InvalidArgument' && /Float32Array/.test(e.message));
+  });
+});
+
+test('graph builder errors are JS Errors', () => {
+  const g = new Graph();
+  try {
+    assert.throws(() => g.input('x', [2, 1.5]), (e) => e instanceof Error && /shape/.test(e.message));
+    assert.throws(() => g.relu({ id: 12345 }), (e) => e instanceof Error && e.code !== undefined);
+    const x = g.input('x', [3]);
+    assert.deepEqual(g.shape(g.relu(x)), [3]);
+  } finally {
+    g.delete();
+  }
+});
