@@ -107,13 +107,18 @@ void Executor::set_param(std::string_view name, std::span<const float> data) {
   auto id = param_node(name);
   internal_check(id.has_value(), "set_param on an unknown param");
   const uint32_t p = *id;
-  // Round through the storage format once, so every consumer sees the stored values.
-  std::vector<float> rounded(data.begin(), data.end());
-  if (policy_.weights != PrecisionPolicy::Format::F32)
+  // Round through the storage format once, so every consumer sees the stored values (f32: the
+  // data as given, no copy).
+  std::vector<float> rounded;
+  std::span<const float> stored = data;
+  if (policy_.weights != PrecisionPolicy::Format::F32) {
+    rounded.assign(data.begin(), data.end());
     for (float& x : rounded) x = round_through(policy_.weights, x);
+    stored = rounded;
+  }
   // Build everything first, then commit: a throwing kernel leaves the old values in place.
   std::shared_ptr<const AlignedBuffer> raw;
-  if (needs_raw_[p]) raw = intern_weights(rounded);  // shared with every graph holding these values
+  if (needs_raw_[p]) raw = intern_weights(stored);  // shared with every graph holding these values
   for (uint32_t i = 0; i < graph_.nodes.size(); ++i) {
     const ir::Node& node = graph_.nodes[i];
     for (size_t k = 0; k < node.in.size(); ++k)

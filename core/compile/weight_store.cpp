@@ -8,20 +8,26 @@
 namespace rungs::compile {
 namespace {
 
-// A fast 64-bit content hash (word-wise multiply-mix); collisions are resolved by comparing bytes.
+// A fast 64-bit content hash (four independent multiply-mix lanes, so the multiplies overlap);
+// collisions are resolved by comparing bytes.
 uint64_t content_hash(std::span<const float> v) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ (v.size() * 0xC2B2AE3D27D4EB4Full);
+  constexpr uint64_t k1 = 0xBF58476D1CE4E5B9ull, k2 = 0x94D049BB133111EBull;
+  uint64_t lane[4] = {0x9E3779B97F4A7C15ull ^ v.size(), k1, k2, 0xC2B2AE3D27D4EB4Full};
   const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
   const size_t n = v.size_bytes();
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, bytes + i, 8);
-    h = (h ^ (w * 0xBF58476D1CE4E5B9ull)) * 0x94D049BB133111EBull;
-    h ^= h >> 29;
+  for (; i + 32 <= n; i += 32) {
+    for (int l = 0; l < 4; ++l) {
+      uint64_t w;
+      std::memcpy(&w, bytes + i + 8 * l, 8);
+      lane[l] = (lane[l] ^ w) * k1;
+      lane[l] ^= lane[l] >> 31;
+    }
   }
+  uint64_t h = lane[0] ^ (lane[1] * k2) ^ (lane[2] * k1) ^ (lane[3] >> 7) ^ n;
   for (; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001B3ull;
-  return h;
+  h ^= h >> 29;
+  return h * k2;
 }
 
 struct Store {
@@ -53,7 +59,7 @@ std::shared_ptr<const AlignedBuffer> intern_weights(std::span<const float> value
     ++it;
   }
   if (found) return found;
-  auto fresh = std::make_shared<AlignedBuffer>(values.size());
+  auto fresh = std::make_shared<AlignedBuffer>(values.size());  // (zeroed once; weights are uploaded rarely)
   std::copy(values.begin(), values.end(), fresh->data());
   list.push_back(fresh);
   return fresh;
