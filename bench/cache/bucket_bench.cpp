@@ -198,15 +198,28 @@ int main(int argc, char** argv) {
     }
 
   // A bucket's compile at extent 256 once the weights are stored: a fresh cache, same weights.
-  double warm_build_ms = 0, warm_compile_ms = 0;
+  // Median of 7 (the machine is shared): the cache's whole miss path (compile + param upload)
+  // given a built module, the compiler alone (CompileReport::compile_ms), and model.build.
+  double warm_build_ms = 0, warm_compile_ms = 0, warm_report_ms = 0;
   {
-    BucketedCompileCache fresh(opt.device, ladder::from_extents({opt.max}));
-    auto t0 = Clock::now();
-    auto built = model.build(opt.max);
-    warm_build_ms = ms_since(t0);
-    t0 = Clock::now();
-    fresh.ensure_hir_with_params(opt.max, [&](uint64_t) { return std::move(built); }, copts);
-    warm_compile_ms = ms_since(t0);
+    std::vector<double> build_ms, miss_ms, report_ms;
+    for (int rep = 0; rep < 7; ++rep) {
+      BucketedCompileCache fresh(opt.device, ladder::from_extents({opt.max}));
+      auto t0 = Clock::now();
+      auto built = model.build(opt.max);
+      build_ms.push_back(ms_since(t0));
+      t0 = Clock::now();
+      auto e = fresh.ensure_hir_with_params(opt.max, [&](uint64_t) { return std::move(built); }, copts);
+      miss_ms.push_back(ms_since(t0));
+      report_ms.push_back(e->graph->report().compile_ms);
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    warm_build_ms = median(build_ms);
+    warm_compile_ms = median(miss_ms);
+    warm_report_ms = median(report_ms);
   }
 
   const double speedup_b_over_a = rows[0].run_ms / rows[1].run_ms;
@@ -225,8 +238,8 @@ int main(int argc, char** argv) {
     }
     std::printf("  ],\n  \"b_speedup_over_a\": %.3f, \"e_over_f\": %.3f, \"hit_path_fraction_ge64\": %.5f,\n",
                 speedup_b_over_a, e_over_f, hit_fraction);
-    std::printf("  \"warm_compile_ms_at_max\": %.3f, \"model_build_ms_at_max\": %.3f\n}\n", warm_compile_ms,
-                warm_build_ms);
+    std::printf("  \"warm_compile_ms_at_max\": %.3f, \"compiler_ms_at_max\": %.3f, \"model_build_ms_at_max\": %.3f\n}\n",
+                warm_compile_ms, warm_report_ms, warm_build_ms);
     return 0;
   }
   std::printf("model %s, %zu requests (log-normal median %.0f, sigma %.2f, clipped 1..%llu, seed %llu), %zu distinct "
@@ -242,10 +255,11 @@ int main(int argc, char** argv) {
   std::printf("(e) vs (f) run time: %.3fx (goal <= 1.15x)\n", e_over_f);
   std::printf("hit path (lookup, pad, slice) at extents >= 64, (b): %.3f%% of run time (goal < 2%%)\n",
               100 * hit_fraction);
-  std::printf("bucket compile at extent %llu with weights already stored: %.2f ms (goal < 5 ms); "
-              "model.build(%llu) itself: %.2f ms\n",
-              static_cast<unsigned long long>(opt.max), warm_compile_ms, static_cast<unsigned long long>(opt.max),
-              warm_build_ms);
+  std::printf("bucket compile at extent %llu with weights already stored (median of 7): %.2f ms for the cache's "
+              "miss (compile + param upload; the compiler alone %.2f ms) (goal < 5 ms); model.build(%llu) itself: "
+              "%.2f ms\n",
+              static_cast<unsigned long long>(opt.max), warm_compile_ms, warm_report_ms,
+              static_cast<unsigned long long>(opt.max), warm_build_ms);
   std::printf("(weights/arenas columns: bytes held by the strategy's compiled buckets, weights counted once; "
               "(f) is a CompileCache and reports neither)\n");
   return 0;
