@@ -14,6 +14,9 @@ namespace rungs::backend::cpu {
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelSpec& spec, Isa isa);
 
+// gemm/: Op::MatMul and Op::FusedMatMul (packed weights, fused epilogue, batched matmul).
+std::unique_ptr<Kernel> make_gemm_kernel(const KernelSpec& spec, Isa isa);
+
 // Row kernels (docs/row-kernels.md).
 // elementwise/: unary and binary ops with broadcasting, Op::FusedElementwise programs.
 std::unique_ptr<Kernel> make_elementwise_kernel(const KernelSpec& spec, Isa isa);

@@ -1,4 +1,15 @@
-// core/passes/fuse_matmul_epilogue.hpp: fold bias, activation and residual add into the matmul that feeds them.
+// core/passes/fuse_matmul_epilogue.hpp: fold bias, activation and residual add into the matmul
+// that feeds them.
+//
+// Why: a linear layer lowers to matmul -> add(bias) -> activation -> add(residual), four kernels
+// that each stream the whole [M, N] result through memory. One FusedMatMul applies the epilogue
+// while the tile is still in registers: out = act(a @ b + bias) + residual.
+//
+// Matched after a MatMul, each step optional but in this order, each absorbed value read by
+// nothing else:
+//   add(y, bias) or add(bias, y)  bias of shape [N] or [1, ..., 1, N], not widening y's shape
+//   relu | gelu | gelu_tanh | silu | tanh | sigmoid
+//   add(y, r) or add(r, y)        r of exactly y's shape (a full-shape "bias" is a residual)
 #pragma once
 
 #include "core/ir/graph_impl.hpp"

@@ -36,7 +36,14 @@ MemoryPlan plan_memory(const ir::GraphImpl& g) {
     uint32_t last;
   };
   std::vector<Live> live;  // arena blocks in use, sorted by offset
-  for (uint32_t i = 0; i < n; ++i) {
+  // Inputs are live from the start, so they are placed first: an input declared after compute
+  // nodes must not land on a buffer those nodes still use.
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < n; ++i)
+    if (g.nodes[i].op == ir::Op::Input) order.push_back(i);
+  for (uint32_t i = 0; i < n; ++i)
+    if (g.nodes[i].op != ir::Op::Input) order.push_back(i);
+  for (uint32_t i : order) {
     const ir::Node& node = g.nodes[i];
     if (p.root[i] != i || !in_arena(node)) continue;
     const int64_t size = round_up(shape_numel(node.shape));

@@ -60,3 +60,29 @@ TEST(MemoryPlan, ReshapeAliasesItsSource) {
 }
 
 }  // namespace
+
+namespace {
+
+// An input declared after compute nodes is live from the start: it must not share bytes with a
+// buffer that is still in use when it is placed.
+TEST(MemoryPlan, LateInputDoesNotOverlapLiveBuffers) {
+  using namespace rungs;
+  Graph g;
+  auto x = g.input("x", {2, 9});
+  auto y = g.add(g.matmul(x, g.param("w", {9, 6})), g.param("b", {6}));
+  auto r = g.input("r", {2, 6});
+  g.output("y", g.add(y, r));
+  EXPECT_TRUE(passes::plan_is_valid(g.impl(), passes::plan_memory(g.impl())));
+  CompileOptions opt;
+  opt.fusion = false;
+  CompiledGraph c = Session(Device::Reference).compile(g, opt);
+  c.set_param("w", std::vector<float>(54, 1.f));
+  c.set_param("b", std::vector<float>(6, 0.5f));
+  std::vector<float> xv(18, 1.f), rv(12, 2.f);
+  std::vector<NamedInput> in = {{"x", xv}, {"r", rv}};
+  auto out = c.run(in);
+  ASSERT_EQ(out[0].size(), 12u);
+  for (float v : out[0]) EXPECT_EQ(v, 9.f + 0.5f + 2.f);
+}
+
+}  // namespace

@@ -1,0 +1,79 @@
+// backends/cpu/gemm/gemm.hpp: the GEMM's pieces and how the per-ISA code meets the rest.
+//
+//   C[M, N] = act(A[M, K] @ B[K, N] + bias) + residual
+//
+// B is packed once into panels of `nr` columns (nr = kNv vectors of the ISA): panel p holds
+// columns [p*nr, p*nr + nr) for every k, k-major, zero-padded past N. In f32 a panel is
+// [K][nr] floats. In bf16 / f16 two consecutive k share one 32-bit word per column (low half =
+// even k, high half = odd k; K padded to even with zeros), so the micro-kernel decodes both with
+// 32-bit integer ops on any ISA: a panel is [K/2][nr] words.
+//
+// A is read in place (row-major, lda); the micro-kernel broadcasts A[i][k] for the rows of its
+// tile. Every output element is accumulated as one chain of FMAs over k = 0, 1, ..., K-1 (C is
+// reloaded between K blocks), whatever tile, block or thread computes it, so results do not
+// depend on the thread count, and the tile size does not change the bits.
+//
+// This header is included by the generic TU (gemm_kernel.cpp, pack.cpp) and by the per-ISA TUs
+// (gemm_<isa>.cpp, compiled with that ISA's flags), so it holds only plain data and declarations.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/isa.hpp"
+#include "rungs/types.hpp"
+
+namespace rungs::backend::cpu::gemm {
+
+enum class Format : uint8_t { F32, BF16, F16 };
+
+constexpr int format_k_step(Format f) { return f == Format::F32 ? 1 : 2; }  // k values per word
+constexpr int format_bytes(Format f) { return f == Format::F32 ? 4 : 2; }   // bytes per value
+
+// One (possibly batched-out) GEMM: pointers already offset to the batch.
+struct Problem {
+  const float* a = nullptr;
+  int64_t lda = 0;
+  const void* b = nullptr;     // packed panels (Format), panel p at b + p * panel_words words
+  int64_t panel_words = 0;     // 32-bit words between consecutive panels
+  int64_t k = 0;
+  int64_t kc = 0;              // K block (even when the format packs pairs)
+  int64_t n = 0;
+  int64_t group_panels = 1;    // panels whose C block stays in L2 across the K blocks
+  float* c = nullptr;
+  int64_t ldc = 0;
+  const float* bias = nullptr;      // [n] or null
+  const float* residual = nullptr;  // same layout as c (ld = ldr) or null
+  int64_t ldr = 0;
+  Activation act = Activation::None;
+};
+
+// Rows [m0, m1) x panels [p0, p1) of a problem, all K blocks.
+using BlockFn = void (*)(const Problem& problem, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
+
+// What one ISA's instantiation provides.
+struct IsaGemm {
+  const char* name;  // isa_name()
+  int mr;            // rows of the main tile
+  int nr;            // columns of a panel
+  BlockFn block[3];  // by Format
+};
+
+// Defined in gemm_<isa>.cpp, each compiled with only that ISA's flags.
+IsaGemm isa_gemm_sse42();
+IsaGemm isa_gemm_avx2();
+IsaGemm isa_gemm_avx512();
+IsaGemm isa_gemm_wasm();
+
+// The instantiation for an ISA of this build (nullptr for Scalar and ISAs not built). Ask only for
+// ISAs in available_isas(): the per-ISA code may use any instruction of its ISA.
+const IsaGemm* isa_gemm(Isa isa);
+
+// Cache blocking, from the static K: kc (K block, a multiple of the format's k step) and mc (row
+// block). Fixed per kernel, so a row's sum never depends on the runtime M or the thread count.
+struct Blocking {
+  int64_t kc;
+  int64_t mc;
+};
+Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f);
+
+}  // namespace rungs::backend::cpu::gemm

@@ -1,0 +1,297 @@
+// backends/cpu/gemm/gemm_impl.hpp: the GEMM micro-kernel and block loop, written once over
+// xsimd::batch<float, Arch>. Included only by gemm_<isa>.cpp, each compiled with that ISA's
+// flags; everything here is a member of Gemm<Arch> so no symbol is shared between ISAs.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include <xsimd/xsimd.hpp>
+
+#include "backends/cpu/gemm/gemm.hpp"
+
+namespace rungs::backend::cpu::gemm {
+
+template <class Arch>
+struct Gemm {
+  using B = xsimd::batch<float, Arch>;
+  using U = xsimd::batch<uint32_t, Arch>;
+  static constexpr int kW = static_cast<int>(B::size);
+  // Tile: kMr rows x (kNv vectors) columns; 6 x 64 on avx512 (24 accumulators of 32 registers),
+  // 6 x 16 on avx2 and 6 x 8 on sse4.2 / wasm (12 accumulators of 16 registers).
+  static constexpr int kNv = kW >= 16 ? 4 : 2;
+  static constexpr int kNr = kNv * kW;
+  static constexpr int kMr = 6;
+  // With at most this many rows a tile spans two panels, so that a 1- or 2-row product still has
+  // 2 * kNv (or more) independent FMA chains in flight.
+  static constexpr int kWideRows = 2;
+  // Software prefetch of the next panel only when this many row tiles share the current one.
+  static constexpr int kPrefetchTiles = 4;
+
+  template <int N, class F>
+  XSIMD_INLINE static void unroll(F&& f) {
+    unroll_impl(f, std::make_integer_sequence<int, N>{});
+  }
+  template <class F, int... I>
+  XSIMD_INLINE static void unroll_impl(F& f, std::integer_sequence<int, I...>) {
+    (f(std::integral_constant<int, I>{}), ...);
+  }
+
+  // ---------------------------------------------------------------- reading packed B
+  template <Format F>
+  using Word = std::conditional_t<F == Format::F32, float, uint32_t>;
+
+  // f16 bits in the top half of each lane (low half zero) -> f32.
+  XSIMD_INLINE static B f16_top_to_f32(U x) {
+    const U sign = x & U(0x80000000u);
+    const U mag = (x & U(0x7fff0000u)) >> 3;  // exponent and mantissa at their f32 positions
+    B f = xsimd::bitwise_cast<float>(mag) * B(0x1p112f);  // rebias 15 -> 127; exact, subnormals too
+    // f16 exponent 31 (inf / nan) lands at >= 2^16 and must become exponent 255.
+    f = xsimd::select(f >= B(65536.f), xsimd::bitwise_cast<float>(mag | U(0x7f800000u)), f);
+    return xsimd::bitwise_cast<float>(xsimd::bitwise_cast<uint32_t>(f) | sign);
+  }
+
+  // Decode one vector of a packed word row: `even` gets k, `odd` gets k + 1 (16-bit formats).
+  template <Format F>
+  XSIMD_INLINE static void decode(const Word<F>* p, B& even, B& odd) {
+    if constexpr (F == Format::F32) {
+      even = B::load_unaligned(p);
+      (void)odd;
+    } else {
+      const U w = U::load_unaligned(p);
+      const U lo = w << 16, hi = w & U(0xffff0000u);
+      if constexpr (F == Format::BF16) {
+        even = xsimd::bitwise_cast<float>(lo);
+        odd = xsimd::bitwise_cast<float>(hi);
+      } else {
+        even = f16_top_to_f32(lo);
+        odd = f16_top_to_f32(hi);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- epilogue
+  template <Activation A>
+  XSIMD_INLINE static B activate(B x) {
+    if constexpr (A == Activation::Relu) {
+      return xsimd::max(x, B(0.f));
+    } else if constexpr (A == Activation::Gelu) {
+      return B(0.5f) * x * (B(1.f) + xsimd::erf(x * B(0.70710678118654752f)));
+    } else if constexpr (A == Activation::GeluTanh) {
+      const B inner = B(0.79788456080286536f) * (x + B(0.044715f) * x * x * x);
+      return B(0.5f) * x * (B(1.f) + xsimd::tanh(inner));
+    } else if constexpr (A == Activation::Silu) {
+      return x / (B(1.f) + xsimd::exp(-x));
+    } else if constexpr (A == Activation::Sigmoid) {
+      return B(1.f) / (B(1.f) + xsimd::exp(-x));
+    } else if constexpr (A == Activation::Tanh) {
+      return xsimd::tanh(x);
+    } else {
+      return x;
+    }
+  }
+  template <Activation A, int M, int V>
+  XSIMD_INLINE static void activate_all(B (&acc)[M][V]) {
+    unroll<M>([&](auto i) { unroll<V>([&](auto v) { acc[i][v] = activate<A>(acc[i][v]); }); });
+  }
+
+  // ---------------------------------------------------------------- the micro-kernel
+  struct Tile {
+    const float* a;  // row 0 of the tile at the block's first k
+    int64_t lda;
+    const void* b;   // panel 0 of the tile at the block's first k
+    int64_t panel_words;
+    int64_t kc;
+    float* c;
+    int64_t ldc;
+    bool first;      // first K block: start from zero, else from C
+    bool last;       // last K block: apply the epilogue
+    const float* bias;
+    const float* res;
+    int64_t ldr;
+    Activation act;
+  };
+
+  // M rows x NP panels, every column valid.
+  template <Format F, int M, int NP>
+  static void tile(const Tile& t) {
+    constexpr int V = kNv * NP;
+    constexpr int S = format_k_step(F);
+    B acc[M][V];
+    if (t.first) {
+      unroll<M>([&](auto i) { unroll<V>([&](auto v) { acc[i][v] = B(0.f); }); });
+    } else {
+      unroll<M>([&](auto i) {
+        unroll<V>([&](auto v) { acc[i][v] = B::load_unaligned(t.c + i * t.ldc + v * kW); });
+      });
+    }
+    const float* ar[M];
+    unroll<M>([&](auto i) { ar[i] = t.a + i * t.lda; });
+    const Word<F>* bp[NP];
+    unroll<NP>([&](auto p) { bp[p] = static_cast<const Word<F>*>(t.b) + p * t.panel_words; });
+
+    // One word row of the panels: S consecutive k.
+    auto step = [&](int64_t k, auto steps) {
+      B bv[S][V];
+      unroll<NP>([&](auto p) {
+        unroll<kNv>([&](auto v) {
+          decode<F>(bp[p] + v * kW, bv[0][p * kNv + v], bv[S - 1][p * kNv + v]);
+        });
+        bp[p] += kNr;
+      });
+      unroll<decltype(steps)::value>([&](auto s) {
+        unroll<M>([&](auto i) {
+          const B ai(ar[i][k + s]);
+          unroll<V>([&](auto v) { acc[i][v] = xsimd::fma(ai, bv[s][v], acc[i][v]); });
+        });
+      });
+    };
+    int64_t k = 0;
+    for (; k + S <= t.kc; k += S) step(k, std::integral_constant<int, S>{});
+    if constexpr (S == 2) {
+      if (k < t.kc) step(k, std::integral_constant<int, 1>{});  // odd K: the pad row is skipped
+    }
+
+    if (t.last) {
+      if (t.bias) {
+        unroll<V>([&](auto v) {
+          const B bias = B::load_unaligned(t.bias + v * kW);
+          unroll<M>([&](auto i) { acc[i][v] += bias; });
+        });
+      }
+      switch (t.act) {
+        case Activation::None: break;
+        case Activation::Relu: activate_all<Activation::Relu>(acc); break;
+        case Activation::Gelu: activate_all<Activation::Gelu>(acc); break;
+        case Activation::GeluTanh: activate_all<Activation::GeluTanh>(acc); break;
+        case Activation::Silu: activate_all<Activation::Silu>(acc); break;
+        case Activation::Tanh: activate_all<Activation::Tanh>(acc); break;
+        case Activation::Sigmoid: activate_all<Activation::Sigmoid>(acc); break;
+      }
+      if (t.res) {
+        unroll<M>([&](auto i) {
+          unroll<V>([&](auto v) { acc[i][v] += B::load_unaligned(t.res + i * t.ldr + v * kW); });
+        });
+      }
+    }
+    unroll<M>([&](auto i) {
+      unroll<V>([&](auto v) { acc[i][v].store_unaligned(t.c + i * t.ldc + v * kW); });
+    });
+  }
+
+  using TileFn = void (*)(const Tile&);
+
+  template <Format F, int NP, int... I>
+  static constexpr auto tiles(std::integer_sequence<int, I...>) {
+    struct Table {
+      TileFn fn[sizeof...(I)];
+    };
+    return Table{{&tile<F, I + 1, NP>...}};
+  }
+
+  // A tile whose last columns fall past N: run it on a staging copy, write back the valid part.
+  static void edge_tile(TileFn fn, const Tile& t, int m, int width, int cols) {
+    alignas(64) float cbuf[kMr * 2 * kNr];
+    alignas(64) float rbuf[kMr * 2 * kNr];
+    alignas(64) float bbuf[2 * kNr];
+    Tile s = t;
+    s.c = cbuf;
+    s.ldc = width;
+    const size_t bytes = sizeof(float) * static_cast<size_t>(cols);
+    if (!t.first) {
+      for (int i = 0; i < m; ++i) std::memcpy(cbuf + i * width, t.c + i * t.ldc, bytes);
+    }
+    if (t.last && t.bias) {
+      std::memcpy(bbuf, t.bias, bytes);
+      s.bias = bbuf;
+    }
+    if (t.last && t.res) {
+      for (int i = 0; i < m; ++i) std::memcpy(rbuf + i * width, t.res + i * t.ldr, bytes);
+      s.res = rbuf;
+      s.ldr = width;
+    }
+    fn(s);
+    for (int i = 0; i < m; ++i) std::memcpy(t.c + i * t.ldc, cbuf + i * width, bytes);
+  }
+
+  // The next tile's C (reloaded after the first K block) is fetched while this tile computes.
+  XSIMD_INLINE static void prefetch_rows(const float* c, int64_t ldc, int width) {
+    for (int i = 0; i < kMr; ++i)
+      for (int j = 0; j < width; j += 64 / static_cast<int>(sizeof(float))) __builtin_prefetch(c + i * ldc + j);
+  }
+
+  // Rows [m0, m1) x panels [p0, p1): for each group of panels (whose C block stays in L2), for
+  // each K block, for each panel (or pair of panels), every row tile. The panel's K block
+  // (kc x kNr) stays in cache while the row tiles stream A from L2.
+  template <Format F>
+  static void block(const Problem& pr, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+    static constexpr auto narrow = tiles<F, 1>(std::make_integer_sequence<int, kMr>{});
+    static constexpr auto wide = tiles<F, 2>(std::make_integer_sequence<int, kWideRows>{});
+    constexpr int S = format_k_step(F);
+    const int np = m1 - m0 <= kWideRows ? 2 : 1;
+    // A block of one or two rows has no reuse of B to gain from K blocks: one pass streams each
+    // panel. (The K block never changes the result: C is reloaded into the same FMA chain.)
+    const int64_t kc_max = np == 2 && pr.k > 0 ? pr.k : pr.kc;
+    const int64_t kblocks = pr.k == 0 ? 1 : (pr.k + kc_max - 1) / kc_max;
+    const int64_t group = pr.group_panels < np ? np : pr.group_panels;
+    for (int64_t g0 = p0; g0 < p1; g0 += group) {
+      const int64_t g1 = p1 - g0 < group ? p1 : g0 + group;
+      for (int64_t kb = 0; kb < kblocks; ++kb) {
+        const int64_t k0 = kb * kc_max;
+        const int64_t kc = pr.k - k0 < kc_max ? pr.k - k0 : kc_max;
+        for (int64_t p = g0; p < g1; p += np) {
+          const int panels = g1 - p < np ? 1 : np;
+          const int width = panels * kNr;
+          const int64_t col0 = p * kNr;
+          const int cols = static_cast<int>(pr.n - col0 < width ? pr.n - col0 : width);
+          // While this panel's K block is in use, fetch the next panel's (from memory when B is
+          // large), spread over the row tiles. With few row tiles the hardware prefetcher does
+          // better than the extra instructions.
+          const char* next_b = nullptr;
+          const char* next_b_end = nullptr;
+          int64_t lines_per_tile = 0;
+          const int64_t tiles = (m1 - m0 + kMr - 1) / kMr;
+          if (p + panels < p1 && tiles >= kPrefetchTiles) {
+            const int64_t block_bytes = (kc + S - 1) / S * kNr * 4;
+            next_b = reinterpret_cast<const char*>(static_cast<const Word<F>*>(pr.b) +
+                                                   (p + panels) * pr.panel_words + k0 / S * kNr);
+            next_b_end = next_b + block_bytes;
+            lines_per_tile = (block_bytes / 64 + tiles - 1) / tiles;
+          }
+          for (int64_t i = m0; i < m1; i += kMr) {
+            const int m = static_cast<int>(m1 - i < kMr ? m1 - i : kMr);
+            for (int64_t l = 0; l < lines_per_tile && next_b < next_b_end; ++l, next_b += 64)
+              __builtin_prefetch(next_b, 0, 2);
+            Tile t{pr.a + i * pr.lda + k0,
+                   pr.lda,
+                   static_cast<const Word<F>*>(pr.b) + p * pr.panel_words + k0 / S * kNr,
+                   pr.panel_words,
+                   kc,
+                   pr.c + i * pr.ldc + col0,
+                   pr.ldc,
+                   kb == 0,
+                   kb == kblocks - 1,
+                   pr.bias ? pr.bias + col0 : nullptr,
+                   pr.residual ? pr.residual + i * pr.ldr + col0 : nullptr,
+                   pr.ldr,
+                   pr.act};
+            if (kb > 0 && i + kMr < m1) prefetch_rows(pr.c + (i + kMr) * pr.ldc + col0, pr.ldc, width);
+            const TileFn fn = panels == 2 ? wide.fn[m - 1] : narrow.fn[m - 1];
+            if (cols == width) {
+              fn(t);
+            } else {
+              edge_tile(fn, t, m, width, cols);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  static IsaGemm describe(const char* name) {
+    return IsaGemm{name, kMr, kNr, {&block<Format::F32>, &block<Format::BF16>, &block<Format::F16>}};
+  }
+};
+
+}  // namespace rungs::backend::cpu::gemm

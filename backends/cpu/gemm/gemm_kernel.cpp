@@ -1,0 +1,316 @@
+// backends/cpu/gemm/gemm_kernel.cpp: the Kernel for Op::MatMul and Op::FusedMatMul.
+//
+// Compile time (the factory and set_weight): shapes, blocking, epilogue, and B packed once when it
+// is a Param (in the policy's format, shared across graphs) or a Constant. Run time: the rows the
+// dims give (active extent may shorten them), split into (batch, row block, panel chunk) tasks
+// across the thread pool; B that is an activation (attention-style batched matmul) is packed into
+// the run's scratch first.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/families.hpp"
+#include "backends/cpu/gemm/gemm.hpp"
+#include "backends/cpu/gemm/pack.hpp"
+#include "core/check.hpp"
+
+namespace rungs::backend::cpu {
+namespace gemm {
+
+const IsaGemm* isa_gemm(Isa isa) {
+  switch (isa) {
+#if defined(__EMSCRIPTEN__)
+    case Isa::Wasm: {
+      static const IsaGemm g = isa_gemm_wasm();
+      return &g;
+    }
+#else
+    case Isa::Sse42: {
+      static const IsaGemm g = isa_gemm_sse42();
+      return &g;
+    }
+    case Isa::Avx2: {
+      static const IsaGemm g = isa_gemm_avx2();
+      return &g;
+    }
+    case Isa::Avx512: {
+      static const IsaGemm g = isa_gemm_avx512();
+      return &g;
+    }
+#endif
+    default: return nullptr;
+  }
+}
+
+namespace {
+
+// Cache budgets. One panel's K block (kc x nr) is reused by every row tile; 64 KB (kc = 256 at
+// avx512 f32) measured better than an L1-sized 32 KB here: the panel streams well from L2 and C
+// is reloaded half as often. The rows' A block (mc x kc) stays in L2 while the panels pass.
+constexpr int64_t kL1Budget = 64 * 1024;
+constexpr int64_t kL2Budget = 384 * 1024;
+// The C block of a group of panels (rows x group x nr) stays in L2 while the K blocks pass over
+// it, instead of C making a round trip to L3 for every K block when N is large.
+constexpr int64_t kCBudget = 256 * 1024;
+// Below this many flops per extra thread a product runs on fewer threads.
+constexpr int64_t kFlopsPerThread = 2'000'000;
+
+}  // namespace
+
+Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f) {
+  const int64_t step = format_k_step(f);
+  int64_t kc = std::max<int64_t>(kL1Budget / (g.nr * format_bytes(f)), 16);
+  const int64_t kblocks = std::max<int64_t>(1, (k + kc - 1) / kc);
+  kc = (k + kblocks - 1) / kblocks;  // even blocks
+  kc = std::max<int64_t>(step, (kc + step - 1) / step * step);
+  const int64_t mc = std::max<int64_t>(g.mr, kL2Budget / (kc * 4) / g.mr * g.mr);
+  return {kc, mc};
+}
+
+namespace {
+
+Format format_of(PrecisionPolicy policy) {
+  switch (policy.weights) {
+    case PrecisionPolicy::Format::BF16: return Format::BF16;
+    case PrecisionPolicy::Format::F16: return Format::F16;
+    default: return Format::F32;
+  }
+}
+
+std::string_view act_suffix(Activation act) {
+  switch (act) {
+    case Activation::None: return "";
+    case Activation::Relu: return "+relu";
+    case Activation::Gelu: return "+gelu";
+    case Activation::GeluTanh: return "+gelu_tanh";
+    case Activation::Silu: return "+silu";
+    case Activation::Tanh: return "+tanh";
+    case Activation::Sigmoid: return "+sigmoid";
+  }
+  return "";
+}
+
+int64_t numel(const Shape& s) { return Dims::of(s).numel(); }
+
+int64_t product(const int64_t* d, int n) {
+  int64_t p = 1;
+  for (int i = 0; i < n; ++i) p *= d[i];
+  return p;
+}
+
+// Maps an output batch index to the (broadcast) batch indices of a and b.
+struct BatchMap {
+  int rank = 0;  // output batch rank
+  int64_t out[ir::kMaxRank]{};
+  int64_t a_stride[ir::kMaxRank]{};  // 0 where a broadcasts
+  int64_t b_stride[ir::kMaxRank]{};
+
+  static void strides(const int64_t* dims, int rank, int out_rank, int64_t* stride) {
+    int64_t s = 1;
+    for (int j = out_rank - 1; j >= 0; --j) {
+      const int i = j - (out_rank - rank);
+      const int64_t d = i >= 0 ? dims[i] : 1;
+      stride[j] = d == 1 ? 0 : s;
+      s *= d;
+    }
+  }
+  BatchMap(const Dims& out_dims, const int64_t* a_dims, int a_rank, const int64_t* b_dims, int b_rank)
+      : rank(out_dims.rank - 2) {
+    for (int j = 0; j < rank; ++j) out[j] = out_dims[j];
+    strides(a_dims, a_rank, rank, a_stride);
+    strides(b_dims, b_rank, rank, b_stride);
+  }
+  int64_t count() const { return product(out, rank); }
+  void map(int64_t t, int64_t& a, int64_t& b) const {
+    a = b = 0;
+    for (int j = rank - 1; j >= 0; --j) {
+      const int64_t i = t % out[j];
+      t /= out[j];
+      a += i * a_stride[j];
+      b += i * b_stride[j];
+    }
+  }
+};
+
+class GemmKernel final : public Kernel {
+ public:
+  static std::unique_ptr<Kernel> create(const KernelSpec& spec, Isa isa);
+
+  void run(const RunContext& ctx, std::span<const TensorArg> in, float* out,
+           const Dims& out_dims) const override;
+  size_t scratch_floats() const override {
+    return packed_ || b_param_ ? 0 : static_cast<size_t>(b_batches_ * layout_.words());
+  }
+  bool owns_weight(size_t i) const override { return i == 1 && b_param_; }
+  void set_weight(size_t i, std::span<const float> data) override;
+  // The packed param (a packed Constant is the kernel's own business, not a param's storage).
+  size_t weight_bytes() const override { return b_param_ && packed_ ? packed_->bytes() : 0; }
+  const void* shared_weight_id() const override { return b_param_ ? packed_.get() : nullptr; }
+  std::string describe() const override { return name_; }
+
+ private:
+  const IsaGemm* g_ = nullptr;
+  Format format_ = Format::F32;  // of packed B (activations are always packed as f32)
+  bool b_param_ = false;         // B is a Param: packed at set_weight
+  int bias_in_ = -1;
+  int res_in_ = -1;
+  Activation act_ = Activation::None;
+  bool flat_ = false;            // B is [K, N]: every leading dim of A is a row
+  Dims b_dims_;                  // compiled
+  int64_t k_ = 0, n_ = 0, b_batches_ = 1;
+  Blocking blocking_{};
+  PackLayout layout_;
+  std::shared_ptr<const PackedB> packed_;
+  std::string name_;
+};
+
+std::unique_ptr<Kernel> GemmKernel::create(const KernelSpec& spec, Isa isa) {
+  const ir::GraphImpl& graph = *spec.graph;
+  const ir::Node& node = graph.at(spec.node);
+  if (node.op != ir::Op::MatMul && node.op != ir::Op::FusedMatMul) return nullptr;
+  const IsaGemm* g = isa_gemm(isa);
+  if (g == nullptr || node.in.size() < 2) return nullptr;
+  const ir::Node& a = graph.at(node.in[0]);
+  const ir::Node& b = graph.at(node.in[1]);
+  const Shape& out = node.shape;
+  if (a.shape.size() < 2 || b.shape.size() < 2 || out.size() < 2) return nullptr;
+  const int64_t k = a.shape.back(), n = b.shape.back();
+  if (b.shape[b.shape.size() - 2] != k || out.back() != n) return nullptr;
+
+  auto kernel = std::make_unique<GemmKernel>();
+  kernel->g_ = g;
+  kernel->k_ = k;
+  kernel->n_ = n;
+  kernel->b_dims_ = Dims::of(b.shape);
+  kernel->b_batches_ = product(kernel->b_dims_.d.data(), kernel->b_dims_.rank - 2);
+  kernel->flat_ = b.shape.size() == 2;
+  kernel->b_param_ = b.op == ir::Op::Param;
+  if (node.op == ir::Op::FusedMatMul) {
+    const ir::Epilogue& epi = node.epi;
+    kernel->act_ = epi.act;
+    size_t next = 2;
+    if (epi.bias) {
+      if (node.in.size() <= next || numel(graph.at(node.in[next]).shape) != n) return nullptr;
+      kernel->bias_in_ = static_cast<int>(next++);
+    }
+    if (epi.residual) {
+      if (node.in.size() <= next || graph.at(node.in.back()).shape != out) return nullptr;
+      kernel->res_in_ = static_cast<int>(node.in.size() - 1);
+    }
+  }
+  kernel->format_ = kernel->b_param_ ? format_of(spec.policy) : Format::F32;
+  kernel->layout_ = PackLayout{k, n, g->nr, kernel->format_};
+  kernel->blocking_ = choose_blocking(k, *g, kernel->format_);
+  if (b.op == ir::Op::Constant && b.data) {
+    kernel->packed_ = pack_shared(*b.data, kernel->layout_, kernel->b_batches_);
+  }
+
+  std::string name = kernel->packed_ || kernel->b_param_ ? "gemm[" : "bmm[";
+  name += g->name;
+  name += "]";
+  if (kernel->bias_in_ >= 0) name += "+bias";
+  name += act_suffix(kernel->act_);
+  if (kernel->res_in_ >= 0) name += "+residual";
+  if (kernel->format_ == Format::BF16) name += "+bf16";
+  if (kernel->format_ == Format::F16) name += "+f16";
+  kernel->name_ = std::move(name);
+  return kernel;
+}
+
+void GemmKernel::set_weight(size_t i, std::span<const float> data) {
+  internal_check(i == 1 && b_param_, "gemm: set_weight on an input the kernel does not own");
+  internal_check(static_cast<int64_t>(data.size()) == b_batches_ * k_ * n_,
+                 "gemm: set_weight with the wrong number of values");
+  packed_ = pack_shared(data, layout_, b_batches_);
+}
+
+void GemmKernel::run(const RunContext& ctx, std::span<const TensorArg> in, float* out,
+                     const Dims& out_dims) const {
+  const Dims& ad = in[0].dims;
+  internal_check(ad.last() == k_ && out_dims.last() == n_, "gemm: runtime K or N differs from compile time");
+  const Dims& bd = packed_ ? b_dims_ : in[1].dims;
+  const int64_t m = flat_ ? ad.rows() : ad[ad.rank - 2];
+  const BatchMap batches = flat_ ? BatchMap(Dims::of({m, n_}), nullptr, 0, nullptr, 0)
+                                 : BatchMap(out_dims, ad.d.data(), ad.rank - 2, bd.d.data(), bd.rank - 2);
+  const int64_t t_count = batches.count();
+  if (m == 0 || n_ == 0 || t_count == 0) return;
+
+  // B panels for each of its batches: packed at set_weight, or now into scratch.
+  const uint32_t* b_words = nullptr;
+  if (packed_) {
+    b_words = packed_->batch(0);
+  } else {
+    internal_check(!b_param_, "gemm: weight used before set_weight");
+    internal_check(ctx.scratch != nullptr, "gemm: batched matmul needs scratch");
+    auto* scratch = reinterpret_cast<uint32_t*>(ctx.scratch);
+    const int64_t bt = product(bd.d.data(), bd.rank - 2);
+    const float* src = in[1].data;
+    const PackLayout layout = layout_;
+    ctx.parallel_for(bt, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) pack_b(src + i * k_ * n_, n_, layout, scratch + i * layout.words());
+    });
+    b_words = scratch;
+  }
+
+  // Tasks: batch x row block x panel chunk; enough of them for the threads the work deserves.
+  const int64_t panels = layout_.panels();
+  const int64_t flops = 2 * t_count * m * k_ * n_;
+  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(ctx.threads, 1 + flops / kFlopsPerThread));
+  int64_t mc = std::min(blocking_.mc, m);
+  int64_t pchunk = panels;
+  int64_t row_blocks = (m + mc - 1) / mc;
+  if (t_count * row_blocks < threads) {
+    const int64_t want = (threads + t_count * row_blocks - 1) / (t_count * row_blocks);
+    pchunk = (panels + want - 1) / want;
+  }
+  int64_t chunks = (panels + pchunk - 1) / pchunk;
+  if (t_count * row_blocks * chunks < threads) {
+    const int64_t want = (threads + t_count * chunks - 1) / (t_count * chunks);
+    mc = std::max<int64_t>(g_->mr, ((m + want - 1) / want + g_->mr - 1) / g_->mr * g_->mr);
+    row_blocks = (m + mc - 1) / mc;
+  }
+
+  Problem base;
+  base.lda = k_;
+  base.panel_words = layout_.panel_words();
+  base.k = k_;
+  base.kc = blocking_.kc;
+  base.n = n_;
+  base.group_panels = std::max<int64_t>(1, kCBudget / (mc * g_->nr * 4));
+  base.ldc = n_;
+  base.bias = bias_in_ >= 0 ? in[bias_in_].data : nullptr;
+  base.ldr = n_;
+  base.act = act_;
+  const float* a = in[0].data;
+  const float* res = res_in_ >= 0 ? in[res_in_].data : nullptr;
+  const BlockFn block = g_->block[static_cast<int>(format_)];
+  const int64_t a_batch = m * k_, c_batch = m * n_, b_batch = layout_.words();
+  const int64_t per_t = row_blocks * chunks;
+
+  RunContext limited = ctx;
+  limited.threads = static_cast<int>(threads);
+  limited.parallel_for(t_count * per_t, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t t = task / per_t, r = task % per_t / chunks, q = task % chunks;
+      int64_t ai = 0, bi = 0;
+      batches.map(t, ai, bi);
+      Problem pr = base;
+      pr.a = a + ai * a_batch;
+      pr.b = b_words + bi * b_batch;
+      pr.c = out + t * c_batch;
+      pr.residual = res ? res + t * c_batch : nullptr;
+      const int64_t m0 = r * mc, p0 = q * pchunk;
+      block(pr, m0, std::min(m, m0 + mc), p0, std::min(panels, p0 + pchunk));
+    }
+  });
+}
+
+}  // namespace
+}  // namespace gemm
+
+std::unique_ptr<Kernel> make_gemm_kernel(const KernelSpec& spec, Isa isa) {
+  return gemm::GemmKernel::create(spec, isa);
+}
+
+}  // namespace rungs::backend::cpu

@@ -1,0 +1,458 @@
+// Correctness of the GEMM kernel against the scalar reference, on every ISA this machine has.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/families.hpp"
+#include "backends/cpu/gemm/gemm.hpp"
+#include "backends/cpu/gemm/pack.hpp"
+#include "backends/cpu/gemm/reference.hpp"
+#include "backends/cpu/isa.hpp"
+#include "backends/thread_pool.hpp"
+#include "core/numeric/half.hpp"
+#include "rungs/error.hpp"
+
+namespace rungs::backend::cpu::gemm {
+namespace {
+
+constexpr size_t kSlack = kReadPastBytes / sizeof(float);
+constexpr float kSentinel = 12345.f;
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string text(const Shape& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+std::vector<Isa> vector_isas() {
+  std::vector<Isa> isas;
+  for (Isa isa : available_isas())
+    if (isa != Isa::Scalar) isas.push_back(isa);
+  return isas;
+}
+
+std::vector<float> random_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// A buffer as the executor hands it: logical values, then kReadPastBytes of slack.
+struct Buffer {
+  std::vector<float> storage;
+  Dims dims;
+  Buffer(std::vector<float> values, const Shape& shape) : storage(std::move(values)), dims(Dims::of(shape)) {
+    storage.resize(storage.size() + kSlack, kSentinel);
+  }
+  const float* data() const { return storage.data(); }
+  size_t size() const { return storage.size() - kSlack; }
+};
+
+Shape broadcast_batch(const Shape& a, const Shape& b) {
+  const size_t ra = a.size() - 2, rb = b.size() - 2, r = std::max(ra, rb);
+  Shape out(r);
+  for (size_t j = 0; j < r; ++j) {
+    const int64_t da = j + ra >= r ? a[j + ra - r] : 1;
+    const int64_t db = j + rb >= r ? b[j + rb - r] : 1;
+    out[j] = std::max(da, db);
+  }
+  return out;
+}
+
+struct Case {
+  Shape a, b;
+  bool b_param = true;
+  bool bias = false;
+  Activation act = Activation::None;
+  bool residual = false;
+  PrecisionPolicy policy = PrecisionPolicy::f32();
+  uint32_t seed = 1;
+};
+
+struct Built {
+  ir::GraphImpl graph;
+  uint32_t node = 0;
+  Shape out;
+};
+
+Built build(const Case& c) {
+  Built g;
+  const int64_t n = c.b.back();
+  Shape out = broadcast_batch(c.a, c.b);
+  if (c.b.size() == 2) out.assign(c.a.begin(), c.a.end() - 1);  // [..., M]
+  else out.push_back(c.a[c.a.size() - 2]);
+  out.push_back(n);
+  ir::Node a{.op = ir::Op::Input, .shape = c.a, .name = "a"};
+  ir::Node b{.op = c.b_param ? ir::Op::Param : ir::Op::Input, .shape = c.b, .name = "b"};
+  std::vector<uint32_t> in{g.graph.add(a), g.graph.add(b)};
+  if (c.bias) in.push_back(g.graph.add(ir::Node{.op = ir::Op::Param, .shape = {n}, .name = "bias"}));
+  if (c.residual) in.push_back(g.graph.add(ir::Node{.op = ir::Op::Input, .shape = out, .name = "res"}));
+  ir::Node mm{.op = c.bias || c.residual || c.act != Activation::None ? ir::Op::FusedMatMul : ir::Op::MatMul,
+              .in = in, .shape = out};
+  mm.epi = ir::Epilogue{c.bias, c.act, c.residual};
+  g.node = g.graph.add(mm);
+  g.out = out;
+  return g;
+}
+
+struct Result {
+  std::vector<float> got;       // kernel output
+  std::vector<float> expected;  // reference (B as the kernel stores it)
+  std::vector<float> exact;     // reference with f32 B
+  std::vector<float> scale;     // |a| @ |b| + |bias| + |residual|: the size rounding errors scale with
+  bool slack_intact = true;
+};
+
+float round_to(float x, PrecisionPolicy p) {
+  if (p.weights == PrecisionPolicy::Format::BF16) return numeric::bf16_to_f32(numeric::f32_to_bf16(x));
+  if (p.weights == PrecisionPolicy::Format::F16) return numeric::f16_to_f32(numeric::f32_to_f16(x));
+  return x;
+}
+
+// Runs case `c` on `isa` with the A rows given by `a_run` (a shorter leading dim models active
+// extent) on `threads` threads.
+Result run_case(const Case& c, Isa isa, int threads = 1, Shape a_run = {}) {
+  Built g = build(c);
+  if (a_run.empty()) a_run = c.a;
+  const KernelSpec spec{&g.graph, g.node, c.policy, threads};
+  std::unique_ptr<Kernel> kernel = make_gemm_kernel(spec, isa);
+  EXPECT_NE(kernel, nullptr);
+  if (!kernel) return {};
+
+  Shape out = g.out;
+  for (size_t j = 0; j + 2 <= a_run.size(); ++j) {  // runtime rows follow a_run
+    const size_t oj = out.size() - a_run.size() + j;
+    if (c.b.size() == 2 || j + 2 == a_run.size()) out[oj] = a_run[j];
+  }
+  const int64_t k = c.a.back(), n = c.b.back();
+  Buffer a(random_values(numel(a_run), c.seed), a_run);
+  Buffer b(random_values(numel(c.b), c.seed + 1), c.b);
+  Buffer bias(random_values(n, c.seed + 2), {n});
+  Buffer res(random_values(numel(out), c.seed + 3), out);
+  if (c.b_param) kernel->set_weight(1, {b.data(), b.size()});
+
+  std::vector<TensorArg> in{{a.data(), a.dims}, {c.b_param ? nullptr : b.data(), b.dims}};
+  if (c.bias) in.push_back({bias.data(), bias.dims});
+  if (c.residual) in.push_back({res.data(), res.dims});
+  std::vector<float> scratch(kernel->scratch_floats() + kSlack);
+  std::unique_ptr<ThreadPool> pool = threads > 1 ? std::make_unique<ThreadPool>(threads - 1) : nullptr;
+  RunContext ctx{pool.get(), threads, scratch.data()};
+  Buffer o(std::vector<float>(numel(out), std::nanf("")), out);
+  kernel->run(ctx, in, o.storage.data(), o.dims);
+
+  Result r;
+  r.got.assign(o.storage.begin(), o.storage.begin() + o.size());
+  for (size_t i = o.size(); i < o.storage.size(); ++i) r.slack_intact &= o.storage[i] == kSentinel;
+
+  // Reference, batch by batch.
+  std::vector<float> b_stored(b.storage.begin(), b.storage.begin() + b.size());
+  if (c.b_param)
+    for (float& x : b_stored) x = round_to(x, c.policy);
+  const Dims od = Dims::of(out);
+  const int64_t m = c.b.size() == 2 ? od.rows() : a_run[a_run.size() - 2];
+  const int64_t batches = numel(out) / (m * n);
+  r.expected.resize(r.got.size());
+  r.exact.resize(r.got.size());
+  r.scale.resize(r.got.size());
+  auto index = [](const Shape& s, const Shape& o, int64_t t) {  // broadcast batch index of s
+    const size_t rs = s.size() - 2, ro = o.size() - 2;
+    int64_t idx = 0, stride = 1;
+    for (size_t j = ro; j-- > 0;) {
+      const int64_t i = t % o[j];
+      t /= o[j];
+      if (j + rs >= ro) {
+        const int64_t d = s[j + rs - ro];
+        if (d != 1) idx += i * stride;
+        stride *= d;
+      }
+    }
+    return idx;
+  };
+  for (int64_t t = 0; t < batches; ++t) {
+    const int64_t ai = c.b.size() == 2 ? 0 : index(a_run, out, t);
+    const int64_t bi = c.b.size() == 2 ? 0 : index(c.b, out, t);
+    const float* ap = a.data() + ai * m * k;
+    const float* res_p = c.residual ? res.data() + t * m * n : nullptr;
+    const float* bias_p = c.bias ? bias.data() : nullptr;
+    reference_gemm(ap, b_stored.data() + bi * k * n, r.expected.data() + t * m * n, m, k, n, bias_p, c.act, res_p);
+    reference_gemm(ap, b.data() + bi * k * n, r.exact.data() + t * m * n, m, k, n, bias_p, c.act, res_p);
+    std::vector<float> abs_a(ap, ap + m * k), abs_b(b.data() + bi * k * n, b.data() + (bi + 1) * k * n);
+    for (float& x : abs_a) x = std::fabs(x);
+    for (float& x : abs_b) x = std::fabs(x);
+    std::vector<float> abs_bias(n);
+    for (int64_t j = 0; j < n; ++j) abs_bias[j] = c.bias ? std::fabs(bias.data()[j]) : 0.f;
+    reference_gemm(abs_a.data(), abs_b.data(), r.scale.data() + t * m * n, m, k, n, abs_bias.data());
+    if (res_p)
+      for (int64_t i = 0; i < m * n; ++i) r.scale[t * m * n + i] += std::fabs(res_p[i]);
+  }
+  return r;
+}
+
+// got vs want within rel * scale + abs per element; reports the first failures.
+::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& want,
+                                 const std::vector<float>& scale, double rel, double abs) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "size " << got.size() << " vs " << want.size();
+  int bad = 0;
+  std::string msg;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double tol = rel * scale[i] + abs;
+    if (!(std::fabs(double(got[i]) - want[i]) <= tol)) {
+      if (++bad <= 5) msg += " [" + std::to_string(i) + "] " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
+    }
+  }
+  if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " differ:" << msg;
+  return ::testing::AssertionSuccess();
+}
+
+constexpr double kF32Rel = 2e-6, kF32Abs = 1e-5;
+
+void expect_matches(const Case& c, Isa isa, int threads = 1, Shape a_run = {}) {
+  SCOPED_TRACE(std::string(isa_name(isa)) + " a=" + text(c.a) + " b=" + text(c.b));
+  Result r = run_case(c, isa, threads, a_run);
+  EXPECT_TRUE(close(r.got, r.expected, r.scale, kF32Rel, kF32Abs));
+  EXPECT_TRUE(r.slack_intact) << "wrote past the end of the output";
+}
+
+class GemmIsa : public ::testing::TestWithParam<Isa> {};
+
+std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
+  std::string s(isa_name(info.param));
+  for (char& ch : s) ch = ch == '.' ? '_' : ch;
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, GemmIsa, ::testing::ValuesIn(vector_isas()), isa_param_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmIsa);
+
+TEST_P(GemmIsa, SizesAroundTheTile) {
+  const IsaGemm& g = *isa_gemm(GetParam());
+  const int64_t kc = choose_blocking(4096, g, Format::F32).kc;  // the K block for long K
+  auto around = [](int64_t t) { return std::vector<int64_t>{t - 1, t, t + 1, 2 * t + 3}; };
+  for (int64_t m : around(g.mr))
+    for (int64_t n : around(g.nr))
+      for (int64_t k : {int64_t{1}, int64_t{2}, int64_t{7}, kc - 1, kc, kc + 1, 2 * kc + 3})
+        expect_matches({.a = {m, k}, .b = {k, n}, .seed = static_cast<uint32_t>(m * 7 + n * 3 + k)}, GetParam());
+}
+
+TEST_P(GemmIsa, SmallMAndLadderExtents) {
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= 32; ++m) ms.push_back(m);
+  for (int64_t m : {64, 128, 256}) ms.push_back(m);
+  for (int64_t m : ms) expect_matches({.a = {m, 96}, .b = {96, 80}, .bias = true, .seed = uint32_t(m)}, GetParam());
+}
+
+TEST_P(GemmIsa, LongKSpansSeveralKBlocks) {
+  const IsaGemm& g = *isa_gemm(GetParam());
+  const int64_t k = 3 * choose_blocking(4096, g, Format::F32).kc + 5;
+  ASSERT_GT(choose_blocking(k, g, Format::F32).kc, 0);
+  ASSERT_GT(k / choose_blocking(k, g, Format::F32).kc, 1) << "the case must cross K blocks";
+  for (int64_t m : {1, 6, 13})
+    expect_matches({.a = {m, k}, .b = {k, 2 * g.nr + 5}, .bias = true, .act = Activation::Gelu, .residual = true},
+                   GetParam());
+}
+
+TEST_P(GemmIsa, EveryEpilogue) {
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::GeluTanh,
+                         Activation::Silu, Activation::Tanh, Activation::Sigmoid}) {
+    for (bool bias : {false, true})
+      for (bool residual : {false, true}) {
+        SCOPED_TRACE("activation " + std::to_string(static_cast<int>(act)));
+        // Values of |x| up to ~5 reach the activations' tails.
+        expect_matches({.a = {9, 40}, .b = {40, 70}, .bias = bias, .act = act, .residual = residual}, GetParam());
+      }
+  }
+}
+
+TEST_P(GemmIsa, LeadingDimsOfAAreRows) {
+  expect_matches({.a = {2, 3, 5, 24}, .b = {24, 33}, .bias = true, .act = Activation::Relu, .residual = true},
+                 GetParam());
+}
+
+TEST_P(GemmIsa, BatchedActivations) {
+  // attention-style: both operands are activations, packed into scratch per run
+  expect_matches({.a = {2, 3, 17, 32}, .b = {2, 3, 32, 19}, .b_param = false}, GetParam());
+  // broadcast batch dims on both sides
+  expect_matches({.a = {3, 10, 16}, .b = {2, 1, 16, 24}, .b_param = false}, GetParam());
+  expect_matches({.a = {4, 1, 7, 16}, .b = {3, 16, 40}, .b_param = false, .bias = true, .act = Activation::Silu},
+                 GetParam());
+  // 2-D activation B
+  expect_matches({.a = {12, 20}, .b = {20, 30}, .b_param = false}, GetParam());
+}
+
+TEST_P(GemmIsa, BatchedWeights) {
+  expect_matches({.a = {3, 9, 16}, .b = {3, 16, 20}}, GetParam());
+  expect_matches({.a = {2, 9, 16}, .b = {1, 16, 20}, .bias = true}, GetParam());
+}
+
+TEST_P(GemmIsa, RuntimeRowsShorterThanCompiled) {
+  // Active extent: compiled for 64 rows, run with fewer; only those rows are written.
+  for (int64_t rows : {1, 5, 17, 63}) {
+    expect_matches({.a = {64, 48}, .b = {48, 72}, .bias = true, .act = Activation::Gelu, .residual = true},
+                   GetParam(), 1, {rows, 48});
+    expect_matches({.a = {2, 32, 48}, .b = {48, 72}, .bias = true}, GetParam(), 1, {2, rows % 32 + 1, 48});
+    expect_matches({.a = {2, 32, 16}, .b = {2, 16, 24}, .b_param = false}, GetParam(), 1, {2, rows % 32 + 1, 16});
+  }
+}
+
+TEST_P(GemmIsa, ThreadsGiveTheSameBitsAsOneThread) {
+  const std::vector<Case> cases = {
+      {.a = {256, 192}, .b = {192, 300}, .bias = true, .act = Activation::Gelu, .residual = true},
+      {.a = {3, 512}, .b = {512, 1000}},                  // small M: split over panels
+      {.a = {700, 64}, .b = {64, 40}},                    // one panel: split over rows
+      {.a = {4, 2, 64, 32}, .b = {4, 2, 32, 64}, .b_param = false},
+      {.a = {96, 160}, .b = {160, 130}, .policy = PrecisionPolicy::bf16_weights()},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(text(c.a) + " x " + text(c.b));
+    const Result one = run_case(c, GetParam(), 1);
+    for (int threads : {2, 3, 4}) {
+      const Result many = run_case(c, GetParam(), threads);
+      ASSERT_EQ(one.got.size(), many.got.size());
+      EXPECT_EQ(0, std::memcmp(one.got.data(), many.got.data(), one.got.size() * sizeof(float)))
+          << threads << " threads differ from one";
+      EXPECT_TRUE(close(many.got, many.expected, many.scale, kF32Rel, kF32Abs));
+    }
+  }
+}
+
+TEST_P(GemmIsa, HalfWeightsDecodeExactlyAndStayWithinTheirPrecision) {
+  struct Fmt {
+    PrecisionPolicy policy;
+    double rel;  // the format's relative rounding (half an ulp)
+  };
+  for (Fmt f : {Fmt{PrecisionPolicy::bf16_weights(), 1.0 / 256}, Fmt{PrecisionPolicy::f16_weights(), 1.0 / 2048}}) {
+    SCOPED_TRACE(f.policy.weights == PrecisionPolicy::Format::BF16 ? "bf16" : "f16");
+    for (int64_t k : {1, 2, 33, 64, 301, 1029}) {  // odd K: the pad half of the last word is unused
+      for (int64_t m : {1, 2, 7}) {
+        Case c{.a = {m, k}, .b = {k, 75}, .bias = true, .act = Activation::GeluTanh, .policy = f.policy};
+        const Result r = run_case(c, GetParam());
+        // Against the reference fed the same rounded weights: as tight as f32.
+        EXPECT_TRUE(close(r.got, r.expected, r.scale, kF32Rel, kF32Abs)) << "k=" << k << " m=" << m;
+        // Against exact f32 weights: within the format's rounding (activation slope <= 1.13).
+        EXPECT_TRUE(close(r.got, r.exact, r.scale, 1.2 * f.rel, kF32Abs)) << "k=" << k << " m=" << m;
+      }
+    }
+  }
+}
+
+TEST_P(GemmIsa, HalfWeightsKeepInfAndSubnormals) {
+  // f16 decode handles exponent 0 and 31: multiply by a one-hot A row to read single weights.
+  Built g = build({.a = {1, 4}, .b = {4, 16}, .policy = PrecisionPolicy::f16_weights()});
+  std::unique_ptr<Kernel> kernel = make_gemm_kernel({&g.graph, g.node, PrecisionPolicy::f16_weights(), 1}, GetParam());
+  std::vector<float> b(64, 0.f);
+  b[0] = 70000.f;        // overflows f16 -> inf
+  b[1] = -3e-6f;         // f16 subnormal
+  b[2] = 65504.f;        // largest f16
+  b[3] = 1e-9f;          // underflows to zero
+  kernel->set_weight(1, b);
+  std::vector<float> a(4 + kSlack, 0.f);
+  a[0] = 1.f;
+  std::vector<float> out(16 + kSlack);
+  TensorArg in[2] = {{a.data(), Dims::of({1, 4})}, {nullptr, Dims::of({4, 16})}};
+  kernel->run(RunContext{}, in, out.data(), Dims::of({1, 16}));
+  EXPECT_TRUE(std::isinf(out[0]) && out[0] > 0);
+  EXPECT_EQ(out[1], numeric::f16_to_f32(numeric::f32_to_f16(-3e-6f)));
+  EXPECT_NE(out[1], 0.f);
+  EXPECT_EQ(out[2], 65504.f);
+  EXPECT_EQ(out[3], 0.f);
+}
+
+TEST(Gemm, PackedWeightsAreSharedAcrossKernels) {
+  const Isa isa = active_isa() == Isa::Scalar ? Isa::Scalar : vector_isas().front();
+  if (isa == Isa::Scalar) GTEST_SKIP() << "no vector ISA";
+  const size_t before = shared_packed_count();
+  Built g8 = build({.a = {8, 64}, .b = {64, 96}});
+  Built g32 = build({.a = {32, 64}, .b = {64, 96}, .bias = true});  // another bucket, same weight
+  auto k8 = make_gemm_kernel({&g8.graph, g8.node, PrecisionPolicy::f32(), 1}, isa);
+  auto k32 = make_gemm_kernel({&g32.graph, g32.node, PrecisionPolicy::f32(), 1}, isa);
+  auto k16 = make_gemm_kernel({&g32.graph, g32.node, PrecisionPolicy::bf16_weights(), 1}, isa);
+  const std::vector<float> w = random_values(64 * 96, 7);
+  k8->set_weight(1, w);
+  k32->set_weight(1, w);
+  k16->set_weight(1, w);
+  EXPECT_NE(k8->shared_weight_id(), nullptr);
+  EXPECT_EQ(k8->shared_weight_id(), k32->shared_weight_id());
+  EXPECT_NE(k8->shared_weight_id(), k16->shared_weight_id()) << "bf16 packing is another copy";
+  EXPECT_GE(k8->weight_bytes(), 64u * 96u * 4u);
+  EXPECT_LT(k16->weight_bytes(), k8->weight_bytes());
+  EXPECT_EQ(shared_packed_count(), before + 2);
+
+  std::vector<float> other = w;
+  other[100] += 1.f;
+  k32->set_weight(1, other);  // the param changed in one graph only
+  EXPECT_NE(k8->shared_weight_id(), k32->shared_weight_id());
+  EXPECT_EQ(shared_packed_count(), before + 3);
+  k8.reset();
+  k16.reset();
+  EXPECT_EQ(shared_packed_count(), before + 1) << "copies are freed with their last kernel";
+}
+
+TEST(Gemm, ConstantBIsPackedAtCompileTime) {
+  const std::vector<Isa> isas = vector_isas();
+  if (isas.empty()) GTEST_SKIP() << "no vector ISA";
+  ir::GraphImpl graph;
+  const auto w = random_values(8 * 5, 3);
+  const uint32_t a = graph.add(ir::Node{.op = ir::Op::Input, .shape = {3, 8}, .name = "a"});
+  ir::Node cn{.op = ir::Op::Constant, .shape = {8, 5}};
+  cn.data = std::make_shared<const std::vector<float>>(w);
+  const uint32_t b = graph.add(cn);
+  const uint32_t mm = graph.add(ir::Node{.op = ir::Op::MatMul, .in = {a, b}, .shape = {3, 5}});
+  auto kernel = make_gemm_kernel({&graph, mm, PrecisionPolicy::f32(), 1}, isas.front());
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_FALSE(kernel->owns_weight(1));
+  const auto x = random_values(3 * 8 + kSlack, 4);
+  std::vector<float> out(15 + kSlack), want(15);
+  TensorArg in[2] = {{x.data(), Dims::of({3, 8})}, {w.data(), Dims::of({8, 5})}};
+  kernel->run(RunContext{}, in, out.data(), Dims::of({3, 5}));
+  reference_gemm(x.data(), w.data(), want.data(), 3, 8, 5);
+  for (int i = 0; i < 15; ++i) EXPECT_NEAR(out[i], want[i], 1e-5);
+}
+
+TEST(Gemm, FactoryTakesOnlyMatMulsAndNamesTheKernel) {
+  const std::vector<Isa> isas = vector_isas();
+  if (isas.empty()) GTEST_SKIP() << "no vector ISA";
+  Built g = build({.a = {4, 8}, .b = {8, 8}, .bias = true, .act = Activation::Gelu, .residual = true,
+                   .policy = PrecisionPolicy::bf16_weights()});
+  auto kernel = make_gemm_kernel({&g.graph, g.node, PrecisionPolicy::bf16_weights(), 1}, isas.front());
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->describe(), "gemm[" + std::string(isa_name(isas.front())) + "]+bias+gelu+residual+bf16");
+  EXPECT_TRUE(kernel->owns_weight(1));
+  EXPECT_FALSE(kernel->owns_weight(0));
+  EXPECT_EQ(make_gemm_kernel({&g.graph, 0, PrecisionPolicy::f32(), 1}, isas.front()), nullptr) << "an Input node";
+  EXPECT_EQ(make_gemm_kernel({&g.graph, g.node, PrecisionPolicy::f32(), 1}, Isa::Scalar), nullptr);
+}
+
+TEST(CpuIsa, ForcingEachAvailableIsa) {
+  const std::vector<Isa> isas = available_isas();
+  ASSERT_FALSE(isas.empty());
+  EXPECT_EQ(isas.back(), Isa::Scalar);
+  EXPECT_EQ(active_isa(), isas.front());
+  for (Isa isa : isas) {
+    force_isa(isa);
+    EXPECT_EQ(active_isa(), isa);
+  }
+  reset_forced_isa();
+  EXPECT_EQ(active_isa(), isas.front());
+#if !defined(__EMSCRIPTEN__)
+  EXPECT_THROW(force_isa(Isa::Wasm), Error);
+#else
+  EXPECT_THROW(force_isa(Isa::Avx2), Error);
+#endif
+  EXPECT_EQ(active_isa(), isas.front()) << "a refused force changes nothing";
+}
+
+}  // namespace
+}  // namespace rungs::backend::cpu::gemm

@@ -1,0 +1,39 @@
+#include "backends/cpu/gemm/reference.hpp"
+
+#include <cmath>
+#include <vector>
+
+namespace rungs::backend::cpu::gemm {
+
+double reference_activation(Activation act, double x) {
+  switch (act) {
+    case Activation::None: return x;
+    case Activation::Relu: return x > 0 ? x : 0;
+    case Activation::Gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case Activation::GeluTanh:
+      return 0.5 * x * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case Activation::Silu: return x / (1 + std::exp(-x));
+    case Activation::Tanh: return std::tanh(x);
+    case Activation::Sigmoid: return 1 / (1 + std::exp(-x));
+  }
+  return x;
+}
+
+void reference_gemm(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n,
+                    const float* bias, Activation act, const float* residual) {
+  std::vector<double> row(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) row[j] = bias ? bias[j] : 0.0;
+    for (int64_t p = 0; p < k; ++p) {
+      const double x = a[i * k + p];
+      for (int64_t j = 0; j < n; ++j) row[j] += x * b[p * n + j];
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      double y = reference_activation(act, row[j]);
+      if (residual) y += residual[i * n + j];
+      c[i * n + j] = static_cast<float>(y);
+    }
+  }
+}
+
+}  // namespace rungs::backend::cpu::gemm

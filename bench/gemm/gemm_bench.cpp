@@ -1,0 +1,247 @@
+// bench/gemm/gemm_bench.cpp: rungs' GEMM vs OpenBLAS vs Eigen, one thread, f32, in one run.
+//
+//   cmake --preset native-release -DRUNGS_BUILD_BENCH=ON && cmake --build --preset native-release \
+//       --target rungs_gemm_bench && build/native-release/bench/gemm/rungs_gemm_bench [--format json]
+//
+// Shapes M x K x N, M in {1..512}, (K, N) in the transformer sizes below. rungs runs the kernel
+// Device::Cpu would compile for a MatMul whose B is a Param: B packed once (as at compile time),
+// A and C as the executor hands them. OpenBLAS (OPENBLAS_CORETYPE, set to SkylakeX unless given:
+// this VM's CPUID makes OpenBLAS pick a slow generic kernel otherwise) and Eigen 3.4 (-O3
+// -march=native) take plain row-major arrays and pack on every call, as their users do. The
+// machine's FMA peak is measured in the same run (register-only loop at the widest vector).
+// Every shape's three outputs are compared before timing.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/families.hpp"
+#include "backends/cpu/isa.hpp"
+#include "bench/gemm/native_peers.hpp"
+
+extern "C" {
+void openblas_set_num_threads(int);
+char* openblas_get_corename(void);
+char* openblas_get_config(void);
+}
+
+namespace {
+
+using namespace rungs;
+using backend::Dims;
+using backend::Kernel;
+using backend::RunContext;
+using backend::TensorArg;
+
+constexpr const char* kDefaultCoreType = "SkylakeX";
+constexpr int kMs[] = {1, 8, 32, 64, 128, 256, 512};
+constexpr std::pair<int, int> kKNs[] = {{256, 256}, {768, 768}, {768, 3072}, {1024, 1024}};
+constexpr const char* kPeers[] = {"rungs", "openblas", "eigen"};
+constexpr size_t kSlack = backend::kReadPastBytes / sizeof(float);
+
+struct Shape3 {
+  int m, k, n;
+  std::vector<float> a, b, c;
+  ir::GraphImpl graph;
+  std::unique_ptr<Kernel> kernel;
+  double max_rel_diff[3] = {0, 0, 0};  // vs rungs' output, per peer
+};
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(n + kSlack, 0.f);
+  for (size_t i = 0; i < n; ++i) v[i] = dist(rng);
+  return v;
+}
+
+void run_peer(Shape3& s, int peer) {
+  switch (peer) {
+    case 0: {
+      const TensorArg in[2] = {{s.a.data(), Dims::of({s.m, s.k})}, {nullptr, Dims::of({s.k, s.n})}};
+      s.kernel->run(RunContext{}, in, s.c.data(), Dims::of({s.m, s.n}));
+      break;
+    }
+    case 1:
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.f, s.a.data(), s.k, s.b.data(), s.n,
+                  0.f, s.c.data(), s.n);
+      break;
+    default: rungs::bench::eigen_gemm(s.a.data(), s.b.data(), s.c.data(), s.m, s.k, s.n);
+  }
+}
+
+std::unique_ptr<Shape3> make_shape(int m, int k, int n) {
+  auto s = std::make_unique<Shape3>();
+  s->m = m, s->k = k, s->n = n;
+  s->a = random_values(size_t(m) * k, 1 + m);
+  s->b = random_values(size_t(k) * n, 2 + k + n);
+  s->c.assign(size_t(m) * n + kSlack, 0.f);
+  const uint32_t a = s->graph.add(ir::Node{.op = ir::Op::Input, .shape = {m, k}, .name = "x"});
+  const uint32_t b = s->graph.add(ir::Node{.op = ir::Op::Param, .shape = {k, n}, .name = "w"});
+  const uint32_t mm = s->graph.add(ir::Node{.op = ir::Op::MatMul, .in = {a, b}, .shape = {m, n}});
+  s->kernel = backend::cpu::make_gemm_kernel({&s->graph, mm, PrecisionPolicy::f32(), 1}, backend::cpu::active_isa());
+  if (!s->kernel) {
+    std::fprintf(stderr, "no gemm kernel at %s\n", std::string(backend::cpu::isa_name(backend::cpu::active_isa())).c_str());
+    std::exit(1);
+  }
+  s->kernel->set_weight(1, {s->b.data(), size_t(k) * n});
+  // Outputs agree? Compare OpenBLAS and Eigen to rungs, relative to the output's magnitude.
+  std::vector<float> out[3];
+  for (int p = 0; p < 3; ++p) {
+    std::fill(s->c.begin(), s->c.end(), 0.f);
+    run_peer(*s, p);
+    out[p].assign(s->c.begin(), s->c.begin() + size_t(m) * n);
+  }
+  for (int p = 1; p < 3; ++p) {
+    double worst = 0;
+    for (size_t i = 0; i < out[0].size(); ++i)
+      worst = std::max(worst, std::fabs(double(out[p][i]) - out[0][i]) / std::max(1.0, std::fabs(double(out[p][i]))));
+    s->max_rel_diff[p] = worst;
+  }
+  return s;
+}
+
+// Console output as usual, and every run's rate kept for the table.
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  std::map<std::string, double> gflops;
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      auto it = r.counters.find("flops");
+      if (it != r.counters.end()) gflops[r.benchmark_name()] = std::max(gflops[r.benchmark_name()], it->second.value / 1e9);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+std::string key(const char* peer, int m, int k, int n) {
+  return std::string("gemm/") + peer + "/" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+}
+
+void register_peak(const char* name) {
+  benchmark::RegisterBenchmark(name, [](benchmark::State& state) {
+    const int64_t iters = 1 << 20;
+    for (auto _ : state) benchmark::DoNotOptimize(rungs::bench::fma_loop(iters));
+    state.counters["flops"] = benchmark::Counter(double(iters) * rungs::bench::fma_flops_per_iter(),
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<char*> original(argv, argv + argc + 1);  // for the restart below
+  bool json = false;
+  std::string coretype = kDefaultCoreType;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--format=json") == 0) json = true;
+    else if (std::strcmp(argv[i], "--format") == 0 && i + 1 < argc) json = std::strcmp(argv[++i], "json") == 0;
+    else if (std::strcmp(argv[i], "--openblas-coretype") == 0 && i + 1 < argc) coretype = argv[++i];
+    else if (std::strcmp(argv[i], "--help") == 0) {
+      std::printf(
+          "rungs_gemm_bench [--format text|json] [--openblas-coretype NAME (default %s)]\n"
+          "                 [Google Benchmark flags, e.g. --benchmark_min_time=0.5]\n",
+          kDefaultCoreType);
+      return 0;
+    } else argv[kept++] = argv[i];
+  }
+  // OpenBLAS picks its kernels when it loads, from OPENBLAS_CORETYPE: set it (whatever the
+  // environment says) and restart, so the table always names the kernels it measured.
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  if (env == nullptr || coretype != env) {
+    setenv("OPENBLAS_CORETYPE", coretype.c_str(), 1);
+    execv("/proc/self/exe", original.data());
+    std::perror("execv");
+    return 1;
+  }
+  argc = kept;
+  openblas_set_num_threads(1);
+  benchmark::Initialize(&argc, argv);
+
+  std::deque<std::unique_ptr<Shape3>> shapes;
+  register_peak("peak/fma/begin");
+  for (auto [k, n] : kKNs) {
+    for (int m : kMs) {
+      shapes.push_back(make_shape(m, k, n));
+      Shape3* s = shapes.back().get();
+      for (int p = 0; p < 3; ++p) {  // the three side by side, shape by shape
+        benchmark::RegisterBenchmark(key(kPeers[p], m, k, n).c_str(), [s, p](benchmark::State& state) {
+          for (auto _ : state) {
+            run_peer(*s, p);
+            benchmark::ClobberMemory();
+          }
+          state.counters["flops"] = benchmark::Counter(2.0 * s->m * s->k * s->n, benchmark::Counter::kIsIterationInvariantRate);
+        });
+      }
+    }
+  }
+  register_peak("peak/fma/end");
+  Collector collector;
+  if (json) collector.SetOutputStream(&std::cerr);  // stdout carries only the JSON
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::Shutdown();
+
+  const double peak = std::max(collector.gflops["peak/fma/begin"], collector.gflops["peak/fma/end"]);
+  const std::string isa(backend::cpu::isa_name(backend::cpu::active_isa()));
+  const char* core = std::getenv("OPENBLAS_CORETYPE");
+  std::string table;
+  char line[512];
+  auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(line, sizeof line, fmt, args...);
+    table += line;
+  };
+  if (json) {
+    add("{\"isa\":\"%s\",\"openblas_coretype\":\"%s\",\"openblas_core\":\"%s\",\"fma_peak_gflops\":%.2f,\"rows\":[",
+        isa.c_str(), core, openblas_get_corename(), peak);
+  } else {
+    add("\nGEMM, one thread, f32, C = A[M,K] @ B[K,N]; GFLOP/s (higher is better)\n");
+    add("rungs: %s, B packed once | OpenBLAS %s, OPENBLAS_CORETYPE=%s (core %s) | Eigen 3.4 -O3 -march=native\n",
+        isa.c_str(), openblas_get_config(), core, openblas_get_corename());
+    add("FMA peak, measured in this run: %.1f GFLOP/s (%s, register-only loop)\n\n", peak,
+        rungs::bench::fma_arch_name().c_str());
+    add("%5s %5s %5s | %8s %8s %8s | %7s %7s %7s | %6s | %-24s | %s\n", "M", "K", "N", "rungs", "OpenBLAS", "Eigen",
+        "/OpenBL", "/Eigen", "/best", "%peak", "goal", "max rel diff");
+  }
+  int met = 0, total = 0;
+  bool first = true;
+  for (auto& s : shapes) {
+    const double r = collector.gflops[key("rungs", s->m, s->k, s->n)];
+    const double o = collector.gflops[key("openblas", s->m, s->k, s->n)];
+    const double e = collector.gflops[key("eigen", s->m, s->k, s->n)];
+    const double best = std::max(o, e), ratio = best > 0 ? r / best : 0, frac = peak > 0 ? r / peak : 0;
+    const double need = s->m <= 32 ? 1.0 : 0.9;
+    const bool ok_ratio = ratio >= need, ok_peak = s->m < 256 || frac >= 0.75;
+    const bool ok = ok_ratio && ok_peak;
+    met += ok;
+    ++total;
+    char goal[64];
+    std::snprintf(goal, sizeof goal, ">=%.1fx best%s: %s", need, s->m >= 256 ? ", >=75%pk" : "", ok ? "met" : "MISSED");
+    const double diff = std::max(s->max_rel_diff[1], s->max_rel_diff[2]);
+    if (json) {
+      add("%s{\"m\":%d,\"k\":%d,\"n\":%d,\"rungs\":%.2f,\"openblas\":%.2f,\"eigen\":%.2f,\"ratio_best\":%.3f,"
+          "\"fraction_of_peak\":%.3f,\"goal_met\":%s,\"max_rel_diff\":%.2e}",
+          first ? "" : ",", s->m, s->k, s->n, r, o, e, ratio, frac, ok ? "true" : "false", diff);
+    } else {
+      add("%5d %5d %5d | %8.1f %8.1f %8.1f | %6.2fx %6.2fx %6.2fx | %5.1f%% | %-24s | %.1e%s\n", s->m, s->k, s->n, r,
+          o, e, o > 0 ? r / o : 0, e > 0 ? r / e : 0, ratio, 100 * frac, goal, diff, diff > 1e-4 ? " DISAGREE" : "");
+    }
+    first = false;
+  }
+  if (json) add("],\"goals_met\":%d,\"rows_total\":%d}\n", met, total);
+  else add("\ngoals met on %d of %d rows\n", met, total);
+  std::fputs(table.c_str(), stdout);
+  return 0;
+}

@@ -1,0 +1,39 @@
+// The benchmark's peers, compiled with -O3 -march=native (this TU only): Eigen's GEMM and the
+// register-only FMA loop that measures the machine's peak.
+#include "bench/gemm/native_peers.hpp"
+
+#include <Eigen/Core>
+#include <xsimd/xsimd.hpp>
+
+namespace rungs::bench {
+
+void eigen_gemm(const float* a, const float* b, float* c, int m, int k, int n) {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const Mat> A(a, m, k), B(b, k, n);
+  Eigen::Map<Mat> C(c, m, n);
+  C.noalias() = A * B;
+}
+
+namespace {
+using Batch = xsimd::batch<float>;  // the default (widest) architecture of -march=native
+constexpr int kChains = 16;         // independent accumulators: more than latency x FMA pipes
+}  // namespace
+
+float fma_loop(int64_t iters) {
+  Batch acc[kChains];
+  for (int j = 0; j < kChains; ++j) acc[j] = Batch(1.f + 0.001f * j);
+  const Batch mul(0.999999f), add(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < kChains; ++j) acc[j] = xsimd::fma(acc[j], mul, add);
+  }
+  Batch sum(0.f);
+  for (int j = 0; j < kChains; ++j) sum += acc[j];
+  return xsimd::reduce_add(sum);
+}
+
+int64_t fma_flops_per_iter() { return int64_t{kChains} * static_cast<int64_t>(Batch::size) * 2; }
+
+std::string fma_arch_name() { return Batch::arch_type::name(); }
+
+}  // namespace rungs::bench

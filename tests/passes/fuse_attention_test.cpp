@@ -1,0 +1,295 @@
+// fuse_attention: matmul(q, k^T) [* scale] -> softmax -> matmul(., v), built from primitives,
+// becomes one attention node and no [Sq, Sk] tensor is left.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <utility>
+
+#include "fusion_harness.hpp"
+
+namespace {
+
+using namespace rungs;
+using namespace rungs::testing;
+
+class PassAttention : public ::testing::TestWithParam<Device> {};
+
+// No kernel output has [.., Sq, Sk] as its last two dims.
+void expect_no_score_tensor(const CompileReport& rep, int64_t sq, int64_t sk) {
+  for (const KernelReport& k : rep.kernels) {
+    size_t r = k.shape.size();
+    EXPECT_FALSE(r >= 2 && k.shape[r - 2] == sq && k.shape[r - 1] == sk)
+        << k.op << " " << shape_to_string(k.shape) << " in " << kernel_ops(rep);
+  }
+}
+
+enum class Scale { None, MulRight, MulLeft, Div };
+
+Graph rank3(Scale scale, int64_t B, int64_t Sq, int64_t Sk, int64_t D, int64_t Dv) {
+  Graph g;
+  auto q = g.input("q", {B, Sq, D});
+  auto k = g.input("k", {B, Sk, D});
+  auto v = g.input("v", {B, Sk, Dv});
+  auto s = g.matmul(q, g.transpose(k, {0, 2, 1}));
+  auto c = g.constant({0.37f}, {1});
+  switch (scale) {
+    case Scale::None: break;
+    case Scale::MulRight: s = g.mul(s, c); break;
+    case Scale::MulLeft: s = g.mul(c, s); break;
+    case Scale::Div: s = g.div(s, g.constant({2.5f}, {1})); break;
+  }
+  g.output("o", g.matmul(g.softmax(s, -1), v));
+  return g;
+}
+
+TEST_P(PassAttention, Rank3WithEveryScaleForm) {
+  const char* names[] = {"none", "mul right", "mul left", "div"};
+  int i = 0;
+  for (Scale sc : {Scale::None, Scale::MulRight, Scale::MulLeft, Scale::Div}) {
+    SCOPED_TRACE(names[i++]);
+    Graph g = rank3(sc, 2, 5, 7, 8, 3);  // Sk != Sq, Dv != D
+    FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 40 + i, true);
+    EXPECT_EQ(runs.fused.kernels.size(), 1u) << kernel_ops(runs.fused);
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u);
+    EXPECT_EQ(count_kernels(runs.plain, "softmax"), 1u);
+    expect_no_score_tensor(runs.fused, 5, 7);
+    // transpose, matmul, [scale], softmax, matmul -> attention; the scale constant dies too
+    const long absorbed = sc == Scale::None ? 3 : 5;
+    EXPECT_EQ(nodes_removed(runs.fused, "fuse_attention"), absorbed);
+    const std::string ir = pass_report(runs.fused, "fuse_attention").ir_after;
+    const char* scale_text[] = {"scale=1)", "scale=0.37)", "scale=0.37)", "scale=0.4)"};
+    EXPECT_NE(ir.find(scale_text[i - 1]), std::string::npos) << ir;
+    expect_same_outputs(runs);
+  }
+}
+
+TEST_P(PassAttention, Rank3SingleTokenAndBatchOne) {
+  Graph g = rank3(Scale::MulRight, 1, 1, 1, 1, 1);
+  FusionRuns runs = run_fused_and_plain(g, GetParam());
+  EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
+  expect_same_outputs(runs);
+}
+
+// x [B, S, H*Dh] -> [B, H, S, Dh] the usual way (reshape, transpose); k goes straight to
+// [B, H, Dh, S] with perm {0, 2, 3, 1} or via k^T of [B, H, S, Dh].
+Graph rank4(bool k_direct, int64_t B, int64_t H, int64_t Sq, int64_t Sk, int64_t Dh) {
+  Graph g;
+  auto q3 = g.input("q", {B, Sq, H * Dh});
+  auto k3 = g.input("k", {B, Sk, H * Dh});
+  auto v3 = g.input("v", {B, Sk, H * Dh});
+  auto split = [&](Value x, int64_t S) { return g.reshape(x, {B, S, H, Dh}); };
+  auto q = g.transpose(split(q3, Sq), {0, 2, 1, 3});
+  auto kt = k_direct ? g.transpose(split(k3, Sk), {0, 2, 3, 1})
+                     : g.transpose(g.transpose(split(k3, Sk), {0, 2, 1, 3}), {0, 1, 3, 2});
+  auto v = g.transpose(split(v3, Sk), {0, 2, 1, 3});
+  auto p = g.softmax(g.mul(g.matmul(q, kt), g.constant({0.5f}, {1})), 3);
+  auto o = g.matmul(p, v);  // [B, H, Sq, Dh]
+  g.output("o", g.reshape(g.transpose(o, {0, 2, 1, 3}), {B, Sq, H * Dh}));
+  return g;
+}
+
+TEST_P(PassAttention, Rank4HeadsBecomeAttentionHeads) {
+  for (bool k_direct : {true, false}) {
+    SCOPED_TRACE(k_direct ? "k^T by one transpose" : "k^T of [B, H, S, Dh]");
+    Graph g = rank4(k_direct, 2, 3, 5, 6, 4);
+    FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 9, true);
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
+    EXPECT_EQ(count_kernels(runs.fused, "softmax"), 0u) << kernel_ops(runs.fused);
+    EXPECT_EQ(count_kernels(runs.fused, "matmul"), 0u) << kernel_ops(runs.fused);
+    expect_no_score_tensor(runs.fused, 5, 6);
+    // the head split of q, k, v is undone: only the output's transposes remain (ours and the graph's)
+    EXPECT_EQ(count_kernels(runs.fused, "transpose"), 2u) << kernel_ops(runs.fused);
+    EXPECT_NE(pass_report(runs.fused, "fuse_attention").ir_after.find("heads=3"), std::string::npos);
+    expect_same_outputs(runs);
+  }
+}
+
+TEST_P(PassAttention, Rank4FromPlainInputs) {
+  // q, k, v arrive as [B, H, S, Dh]: transposes to [B, S, H, Dh] are inserted around the op.
+  Graph g;
+  auto q = g.input("q", {1, 2, 3, 5});
+  auto k = g.input("k", {1, 2, 4, 5});
+  auto v = g.input("v", {1, 2, 4, 1});
+  g.output("o", g.matmul(g.softmax(g.matmul(q, g.transpose(k, {0, 1, 3, 2}))), v));
+  FusionRuns runs = run_fused_and_plain(g, GetParam());
+  EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
+  expect_no_score_tensor(runs.fused, 3, 4);
+  EXPECT_EQ(runs.fused.kernels.back().shape, (Shape{1, 2, 3, 1}));
+  expect_same_outputs(runs);
+}
+
+TEST_P(PassAttention, PatternsThatMustNotFuse) {
+  struct Case {
+    const char* name;
+    std::function<void(Graph&)> build;
+  };
+  // Inputs come first in each graph; `kb` is the batch of k.
+  struct Io {
+    Value q, k, v, extra;
+  };
+  auto inputs = [](Graph& g, int64_t kb, Shape extra) {
+    Io io{g.input("q", {2, 3, 4}), g.input("k", {kb, 3, 4}), g.input("v", {2, 3, 4}), {}};
+    io.extra = g.input("extra", extra);
+    return io;
+  };
+  auto scores = [](Graph& g, const Io& io) { return g.matmul(io.q, g.transpose(io.k, {0, 2, 1})); };
+  const Case cases[] = {
+      {"probabilities are also an output",
+       [&](Graph& g) {
+         Io io = inputs(g, 2, {1});
+         auto p = g.softmax(scores(g, io));
+         g.output("o", g.matmul(p, io.v));
+         g.output("p", p);
+       }},
+      {"scores read twice",
+       [&](Graph& g) {
+         Io io = inputs(g, 2, {1});
+         auto s = scores(g, io);
+         g.output("o", g.matmul(g.softmax(s), io.v));
+         g.output("s", g.relu(s));
+       }},
+      {"softmax over the query axis",
+       [&](Graph& g) {
+         Io io = inputs(g, 2, {1});
+         g.output("o", g.matmul(g.softmax(scores(g, io), 1), io.v));
+       }},
+      {"no transpose of k",
+       [&](Graph& g) {
+         Io io = inputs(g, 2, {2, 4, 3});
+         g.output("o", g.matmul(g.softmax(g.matmul(io.q, io.extra)), io.v));
+       }},
+      {"batch broadcast of k",
+       [&](Graph& g) {
+         Io io = inputs(g, 1, {1});
+         g.output("o", g.matmul(g.softmax(scores(g, io)), io.v));
+       }},
+      {"scale by a vector",
+       [&](Graph& g) {
+         Io io = inputs(g, 2, {3});
+         g.output("o", g.matmul(g.softmax(g.mul(scores(g, io), io.extra)), io.v));
+       }},
+      {"additive mask",
+       [&](Graph& g) {
+         Io io = inputs(g, 2, {2, 1, 3});
+         g.output("o", g.matmul(g.softmax(g.add(scores(g, io), io.extra)), io.v));
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Graph g;
+    c.build(g);
+    FusionRuns runs = run_fused_and_plain(g, GetParam());
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
+    EXPECT_FALSE(pass_report(runs.fused, "fuse_attention").changed);
+    expect_same_outputs(runs);
+  }
+}
+
+// -inf where key j is after query i (bottom-right aligned), 0 elsewhere: [sq, sk].
+std::vector<float> causal_mask(int64_t sq, int64_t sk) {
+  std::vector<float> m;
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t j = 0; j < sk; ++j) m.push_back(j > i + (sk - sq) ? -INFINITY : 0.f);
+  return m;
+}
+
+// softmax(q k^T * 0.3 + mask) v with a constant mask of shape `ms`.
+Graph masked_rank3(int64_t B, int64_t Sq, int64_t Sk, const std::vector<float>& mask, Shape ms, bool mask_left) {
+  Graph g;
+  auto q = g.input("q", {B, Sq, 6});
+  auto k = g.input("k", {B, Sk, 6});
+  auto v = g.input("v", {B, Sk, 5});
+  auto s = g.mul(g.matmul(q, g.transpose(k, {0, 2, 1})), g.constant({0.3f}, {1}));
+  auto m = g.constant(mask, ms);
+  s = mask_left ? g.add(m, s) : g.add(s, m);
+  g.output("o", g.matmul(g.softmax(s), v));
+  return g;
+}
+
+TEST_P(PassAttention, ConstantCausalMaskBecomesCausal) {
+  for (auto [sq, sk] : {std::pair<int64_t, int64_t>{4, 4}, {3, 7}, {1, 1}}) {
+    SCOPED_TRACE(std::to_string(sq) + " queries, " + std::to_string(sk) + " keys");
+    Graph g = masked_rank3(2, sq, sk, causal_mask(sq, sk), {sq, sk}, false);
+    FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 77, true);
+    EXPECT_EQ(runs.fused.kernels.size(), 1u) << kernel_ops(runs.fused);
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u);
+    const std::string ir = pass_report(runs.fused, "fuse_attention").ir_after;
+    EXPECT_NE(ir.find("heads=1, causal, scale=0.3)"), std::string::npos) << ir;
+    expect_same_outputs(runs);
+  }
+}
+
+TEST_P(PassAttention, ConstantKeyMaskBecomesAKeepMask) {
+  // [B, 1, Sk]: batch 0 keeps every key, batch 1 drops keys 1 and 4
+  const int64_t sk = 5;
+  std::vector<float> mask(2 * sk, 0.f);
+  mask[sk + 1] = mask[sk + 4] = -INFINITY;
+  Graph g = masked_rank3(2, 3, sk, mask, {2, 1, sk}, true);
+  FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 78, true);
+  EXPECT_EQ(runs.fused.kernels.size(), 1u) << kernel_ops(runs.fused);
+  const std::string ir = pass_report(runs.fused, "fuse_attention").ir_after;
+  EXPECT_NE(ir.find("masked"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("causal"), std::string::npos) << ir;
+  expect_same_outputs(runs);
+}
+
+TEST_P(PassAttention, Rank4WithACausalMask) {
+  const int64_t B = 2, H = 2, S = 4, Dh = 3;
+  Graph g;
+  auto x = g.input("x", {B, S, H * Dh});
+  auto heads = g.transpose(g.reshape(x, {B, S, H, Dh}), {0, 2, 1, 3});
+  auto s = g.matmul(heads, g.transpose(heads, {0, 1, 3, 2}));
+  s = g.add(s, g.constant(causal_mask(S, S), {1, 1, S, S}));
+  g.output("o", g.matmul(g.softmax(s), heads));
+  FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 79, true);
+  EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
+  EXPECT_EQ(count_kernels(runs.fused, "softmax"), 0u) << kernel_ops(runs.fused);
+  expect_no_score_tensor(runs.fused, S, S);
+  EXPECT_NE(pass_report(runs.fused, "fuse_attention").ir_after.find("heads=2, causal"), std::string::npos);
+  expect_same_outputs(runs);
+}
+
+TEST_P(PassAttention, MasksThatDoNotMapExactlyAreLeftAlone) {
+  {  // finite "-1e9" instead of -inf
+    std::vector<float> mask = causal_mask(3, 3);
+    for (float& m : mask) m = std::isinf(m) ? -1e9f : 0.f;
+    FusionRuns runs = run_fused_and_plain(masked_rank3(1, 3, 3, mask, {3, 3}, false), GetParam());
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
+    expect_same_outputs(runs);
+  }
+  {  // neither causal nor the same for every query row
+    std::vector<float> mask(9, 0.f);
+    mask[1] = -INFINITY;
+    FusionRuns runs = run_fused_and_plain(masked_rank3(2, 3, 3, mask, {3, 3}, false), GetParam());
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
+    expect_same_outputs(runs);
+  }
+  {  // a key mask that drops every key of batch 1 (NaN with primitives, zeros with attention)
+    std::vector<float> mask{0.f, 0.f, -INFINITY, -INFINITY};
+    CompiledGraph c = Session(GetParam()).compile(masked_rank3(2, 3, 2, mask, {2, 1, 2}, false));
+    EXPECT_EQ(count_kernels(c.report(), "attention"), 0u) << kernel_ops(c.report());
+  }
+  {  // causal with fewer keys than queries: the first query rows see no key at all
+    CompiledGraph c = Session(GetParam()).compile(masked_rank3(1, 4, 2, causal_mask(4, 2), {4, 2}, false));
+    EXPECT_EQ(count_kernels(c.report(), "attention"), 0u) << kernel_ops(c.report());
+  }
+  {  // a mask that differs per head
+    const int64_t S = 3;
+    Graph g;
+    auto q = g.input("q", {1, 2, S, 4});
+    std::vector<float> mask = causal_mask(S, S);
+    std::vector<float> two_heads = mask;
+    two_heads.insert(two_heads.end(), S * S, 0.f);
+    auto s = g.add(g.matmul(q, g.transpose(q, {0, 1, 3, 2})), g.constant(two_heads, {2, S, S}));
+    g.output("o", g.matmul(g.softmax(s), q));
+    FusionRuns runs = run_fused_and_plain(g, GetParam());
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
+    expect_same_outputs(runs);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, PassAttention, ::testing::Values(Device::Reference, Device::Cpu),
+                         [](const auto& info) { return to_string(info.param); });
+
+}  // namespace
