@@ -112,13 +112,21 @@ class AttentionKernel final : public Kernel {
   bool scores(const float* qrow, int64_t visible, float scale, Scratch& sc) const {
     const int64_t dh = sc.dh;
     for (int64_t d = 0; d < dh; ++d) sc.qs[d] = qrow[d] * scale;
-    B acc[kScoreBatches];
-    for (auto& a : acc) a = B(0.f);
+    // Two sets of accumulators (even and odd d) so the FMA chains are not latency-bound.
+    B acc[kScoreBatches], odd[kScoreBatches];
+    for (int u = 0; u < kScoreBatches; ++u) acc[u] = odd[u] = B(0.f);
     const float* kt = sc.kt.data();
-    for (int64_t d = 0; d < dh; ++d) {
+    auto step = [&](int64_t d, B(&into)[kScoreBatches]) {
       const B qv(sc.qs[d]);
-      for (int u = 0; u < kScoreBatches; ++u) acc[u] = xsimd::fma(qv, B::load_unaligned(kt + d * kKeys + u * W), acc[u]);
+      for (int u = 0; u < kScoreBatches; ++u) into[u] = xsimd::fma(qv, B::load_unaligned(kt + d * kKeys + u * W), into[u]);
+    };
+    int64_t d = 0;
+    for (; d + 1 < dh; d += 2) {
+      step(d, acc);
+      step(d + 1, odd);
     }
+    if (d < dh) step(d, acc);
+    for (int u = 0; u < kScoreBatches; ++u) acc[u] += odd[u];
     B best(kNegInf);
     for (int u = 0; u < kScoreBatches; ++u) {
       B s = acc[u] + B::load_unaligned(sc.bias.data() + u * W);
@@ -145,15 +153,32 @@ class AttentionKernel final : public Kernel {
     }
     sc.m[r] = m_new;
     sc.l[r] = sc.l[r] * corr + xsimd::reduce_add(sum);
+    // acc = acc * corr + sum_j p_j v_j, kScoreBatches batches of the head dim at a time held in
+    // registers across the keys.
     float* acc = sc.acc.data() + r * sc.dhp;
-    if (corr != 1.f)
-      for (int64_t d = 0; d < sc.dhp; d += W) (B::load_unaligned(acc + d) * B(corr)).store_unaligned(acc + d);
-    for (int64_t j = 0; j < visible; ++j) {
-      if (score[j] == 0.f) continue;  // dropped key (or underflow): nothing to add
-      const B pj(score[j]);
-      const float* vrow = v + j * e;
-      for (int64_t d = 0; d < sc.dhp; d += W)
-        xsimd::fma(pj, B::load_unaligned(vrow + d), B::load_unaligned(acc + d)).store_unaligned(acc + d);
+    const B c(corr);
+    for (int64_t d0 = 0; d0 < sc.dhp; d0 += kScoreBatches * W) {
+      const int used = static_cast<int>(std::min<int64_t>(kScoreBatches, (sc.dhp - d0) / W));
+      B a[kScoreBatches], odd[kScoreBatches];  // even and odd keys: two FMA chains
+      for (int u = 0; u < kScoreBatches; ++u) {
+        odd[u] = B(0.f);
+        if (u < used) a[u] = B::load_unaligned(acc + d0 + u * W) * c;
+      }
+      auto add = [&](int64_t j, B(&into)[kScoreBatches]) {
+        if (score[j] == 0.f) return;  // dropped key (or underflow): nothing to add, even if v is Inf
+        const B pj(score[j]);
+        const float* vrow = v + j * e + d0;
+        for (int u = 0; u < kScoreBatches; ++u)
+          if (u < used) into[u] = xsimd::fma(pj, B::load_unaligned(vrow + u * W), into[u]);
+      };
+      int64_t j = 0;
+      for (; j + 1 < visible; j += 2) {
+        add(j, a);
+        add(j + 1, odd);
+      }
+      if (j < visible) add(j, a);
+      for (int u = 0; u < used; ++u) a[u] += odd[u];
+      for (int u = 0; u < used; ++u) a[u].store_unaligned(acc + d0 + u * W);
     }
   }
 

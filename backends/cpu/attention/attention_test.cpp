@@ -71,7 +71,9 @@ std::string describe(Isa isa, const Case& c) {
          (c.causal ? " causal" : "") + (c.mask ? " mask" : "");
 }
 
-void expect_matches(Isa isa, const Case& c, double rtol = 1e-5, double atol = 2e-6) {
+// Default bounds: float32 sums of up to 256 products against a double reference drift by up to
+// ~Sk * 2^-24 relative, ~1.5e-5 at Sk = 256.
+void expect_matches(Isa isa, const Case& c, double rtol = 2e-5, double atol = 5e-6) {
   SCOPED_TRACE(describe(isa, c));
   auto t = inputs_for(c);
   const auto got = actual(isa, c, t);
