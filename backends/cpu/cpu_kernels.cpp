@@ -9,8 +9,10 @@ namespace rungs::backend {
 namespace {
 
 // One line per family; the first factory that accepts a node wins.
-constexpr std::array<cpu::KernelFactory, 1> kFamilies = {
-    &cpu::make_gemm_kernel,
+constexpr std::array<cpu::KernelFactory, 7> kFamilies = {
+    &cpu::make_gemm_kernel,   &cpu::make_elementwise_kernel, &cpu::make_softmax_kernel,
+    &cpu::make_norm_kernel,   &cpu::make_reduce_kernel,      &cpu::make_gather_kernel,
+    &cpu::make_attention_kernel,
 };
 
 }  // namespace

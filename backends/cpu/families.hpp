@@ -17,4 +17,18 @@ using KernelFactory = std::unique_ptr<Kernel> (*)(const KernelSpec& spec, Isa is
 // gemm/: Op::MatMul and Op::FusedMatMul (packed weights, fused epilogue, batched matmul).
 std::unique_ptr<Kernel> make_gemm_kernel(const KernelSpec& spec, Isa isa);
 
+// Row kernels (docs/row-kernels.md).
+// elementwise/: unary and binary ops with broadcasting, Op::FusedElementwise programs.
+std::unique_ptr<Kernel> make_elementwise_kernel(const KernelSpec& spec, Isa isa);
+// softmax/: Op::Softmax along any axis.
+std::unique_ptr<Kernel> make_softmax_kernel(const KernelSpec& spec, Isa isa);
+// norm/: Op::LayerNorm, Op::RmsNorm, Op::FusedAddNorm.
+std::unique_ptr<Kernel> make_norm_kernel(const KernelSpec& spec, Isa isa);
+// reduce/: Op::ReduceSum, Op::ReduceMean, Op::ReduceMax over any axes.
+std::unique_ptr<Kernel> make_reduce_kernel(const KernelSpec& spec, Isa isa);
+// gather/: Op::Gather (owns a Param table in bf16 / f16 under those policies).
+std::unique_ptr<Kernel> make_gather_kernel(const KernelSpec& spec, Isa isa);
+// attention/: Op::Attention (flash-style, heads, causal, key mask).
+std::unique_ptr<Kernel> make_attention_kernel(const KernelSpec& spec, Isa isa);
+
 }  // namespace rungs::backend::cpu

@@ -78,7 +78,15 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
     CompileOptions opts = options;
     if (im.max_bytes != 0)  // refuse an arena past the whole budget before allocating it
       opts.max_arena_bytes = std::min(opts.max_arena_bytes.value_or(im.max_bytes), im.max_bytes);
-    graph = cache_detail::build_and_compile(im.device, im.policy, build(key), opts);
+    const bool budget_limits_arena = im.max_bytes != 0 && opts.max_arena_bytes == im.max_bytes;
+    try {
+      graph = cache_detail::build_and_compile(im.device, im.policy, build(key), opts);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::OutOfRange || !budget_limits_arena) throw;
+      fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) +
+                                      " does not fit the whole budget of " + std::to_string(im.max_bytes) +
+                                      " bytes; raise max_bytes (" + e.what() + ")");
+    }
     const CompileReport& r = graph->report();
     bytes = r.arena_bytes + r.param_bytes;
     if (im.max_bytes != 0 && bytes > im.max_bytes)

@@ -28,6 +28,7 @@ nlohmann::ordered_json bucket_json(const BucketStats& b) {
   j["waste"] = ratio(b.padded_rows, b.actual_rows);
   j["run_ms"] = b.run_ms;
   j["overhead_ms"] = b.overhead_ms;
+  j["elements_computed"] = b.elements_computed;
   if (b.active_supported) {
     j["active_supported"] = *b.active_supported;
     if (!*b.active_supported) j["active_reason"] = b.active_reason;
@@ -69,6 +70,7 @@ std::string CacheStats::to_json() const {
   t["compute_waste"] = compute_waste();
   t["run_ms"] = run_ms;
   t["overhead_ms"] = overhead_ms;
+  t["elements_computed"] = elements_computed;
   t["arena_bytes"] = arena_bytes;
   t["param_bytes_summed"] = param_bytes_summed;
   t["weight_bytes"] = weight_bytes;

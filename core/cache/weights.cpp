@@ -1,14 +1,19 @@
 #include "core/cache/weights.hpp"
 
+#include <unordered_set>
+
 namespace rungs::cache_detail {
 
-// Until CompiledGraph says which stored copies its params use, every graph's params are its own.
+// Each stored copy once: graphs that share a copy report the same WeightBlock::id.
 WeightTally tally_weights(std::span<const CompiledGraph* const> graphs) {
   WeightTally t;
-  for (const CompiledGraph* g : graphs) {
-    t.bytes += g->report().param_bytes;
-    t.copies += g->report().param_bytes > 0 ? 1 : 0;
-  }
+  std::unordered_set<const void*> seen;
+  for (const CompiledGraph* g : graphs)
+    for (const CompiledGraph::WeightBlock& b : g->weight_blocks())
+      if (seen.insert(b.id).second) {
+        t.bytes += b.bytes;
+        ++t.copies;
+      }
   return t;
 }
 

@@ -114,6 +114,8 @@ const CompileReport& CompiledGraph::report() const { return impl_->report; }
 
 uint64_t CompiledGraph::elements_computed() const { return impl_->exec->elements_computed(); }
 
+std::vector<CompiledGraph::WeightBlock> CompiledGraph::weight_blocks() const { return impl_->exec->weight_blocks(); }
+
 std::vector<std::string> CompiledGraph::param_names() const { return impl_->exec->param_names(); }
 
 Shape CompiledGraph::param_shape(std::string_view name) const {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.hpp"
+#include "core/compile/weight_store.hpp"
 #include "core/numeric/half.hpp"
 
 namespace rungs::compile {
@@ -39,6 +40,7 @@ Executor::Executor(ir::GraphImpl graph, Device device, PrecisionPolicy policy, i
   compiled_dims_.resize(n);
   kernels_.resize(n);
   leaf_data_.resize(n);
+  param_data_.resize(n);
   needs_raw_.assign(n, false);
   param_set_.assign(n, false);
   for (uint32_t i = 0; i < n; ++i) {
@@ -105,22 +107,24 @@ void Executor::set_param(std::string_view name, std::span<const float> data) {
   auto id = param_node(name);
   internal_check(id.has_value(), "set_param on an unknown param");
   const uint32_t p = *id;
-  // Round through the storage format once, so every consumer sees the stored values.
-  std::vector<float> rounded(data.begin(), data.end());
-  if (policy_.weights != PrecisionPolicy::Format::F32)
+  // Round through the storage format once, so every consumer sees the stored values (f32: the
+  // data as given, no copy).
+  std::vector<float> rounded;
+  std::span<const float> stored = data;
+  if (policy_.weights != PrecisionPolicy::Format::F32) {
+    rounded.assign(data.begin(), data.end());
     for (float& x : rounded) x = round_through(policy_.weights, x);
-  // Build everything first, then commit: a throwing kernel leaves the old values in place.
-  AlignedBuffer raw;
-  if (needs_raw_[p]) {
-    raw = AlignedBuffer(rounded.size());
-    std::copy(rounded.begin(), rounded.end(), raw.data());
+    stored = rounded;
   }
+  // Build everything first, then commit: a throwing kernel leaves the old values in place.
+  std::shared_ptr<const AlignedBuffer> raw;
+  if (needs_raw_[p]) raw = intern_weights(stored);  // shared with every graph holding these values
   for (uint32_t i = 0; i < graph_.nodes.size(); ++i) {
     const ir::Node& node = graph_.nodes[i];
     for (size_t k = 0; k < node.in.size(); ++k)
       if (node.in[k] == p && kernels_[i] && kernels_[i]->owns_weight(k)) kernels_[i]->set_weight(k, data);
   }
-  if (needs_raw_[p]) leaf_data_[p] = std::move(raw);
+  if (needs_raw_[p]) param_data_[p] = std::move(raw);
   param_set_[p] = true;
 }
 
@@ -157,7 +161,9 @@ std::vector<std::vector<float>> Executor::run(std::span<const std::span<const fl
   auto ptr = [&](uint32_t node) -> float* {
     uint32_t r = plan_.root[node];
     Op op = graph_.nodes[r].op;
-    if (op == Op::Param || op == Op::Constant) return const_cast<float*>(leaf_data_[r].data());
+    if (op == Op::Param)  // kernels never write params; null when a kernel keeps its own copy
+      return param_data_[r] ? const_cast<float*>(param_data_[r]->data()) : nullptr;
+    if (op == Op::Constant) return const_cast<float*>(leaf_data_[r].data());
     return arena + plan_.offset[r];
   };
 
@@ -218,8 +224,20 @@ size_t Executor::param_bytes() const {
     bytes += k->weight_bytes();
   }
   for (uint32_t p : param_nodes_)
-    if (needs_raw_[p] && param_set_[p]) bytes += leaf_data_[p].size() * sizeof(float);
+    if (needs_raw_[p] && param_set_[p]) bytes += param_data_[p]->size() * sizeof(float);
   return bytes;
+}
+
+std::vector<CompiledGraph::WeightBlock> Executor::weight_blocks() const {
+  std::vector<CompiledGraph::WeightBlock> blocks;
+  for (const auto& k : kernels_) {
+    if (!k || k->weight_bytes() == 0) continue;
+    const void* id = k->shared_weight_id();
+    blocks.push_back({id ? id : k.get(), k->weight_bytes()});
+  }
+  for (uint32_t p : param_nodes_)
+    if (needs_raw_[p] && param_set_[p]) blocks.push_back({param_data_[p].get(), param_data_[p]->size() * sizeof(float)});
+  return blocks;
 }
 
 }  // namespace rungs::compile

@@ -69,6 +69,7 @@ class Executor {
   size_t arena_bytes() const;
   size_t intermediate_bytes() const;
   size_t param_bytes() const;  // params as stored: kernel-owned (packed) weights + f32 copies
+  std::vector<CompiledGraph::WeightBlock> weight_blocks() const;  // the same, one entry per stored copy
   int threads() const { return threads_; }
   // Output elements written by kernels over all runs so far: a work counter that shows active
   // extent skipping padded rows (tests and stats read it).
@@ -89,7 +90,9 @@ class Executor {
   passes::MemoryPlan plan_;
   RunDims compiled_dims_;
   std::vector<std::unique_ptr<backend::Kernel>> kernels_;  // per node (null for leaves and aliases)
-  std::vector<AlignedBuffer> leaf_data_;                   // per node: constants and raw params
+  std::vector<AlignedBuffer> leaf_data_;                   // per node: constants
+  // Per param node: its raw copy, interned by content (weight_store.hpp) so graphs share it.
+  std::vector<std::shared_ptr<const AlignedBuffer>> param_data_;
   std::vector<bool> needs_raw_;                            // per param node: some consumer reads it raw
   std::vector<bool> param_set_;
   std::vector<std::string> input_names_, output_names_, param_names_;

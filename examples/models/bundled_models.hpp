@@ -23,7 +23,8 @@ Model make_encoder();
 // make_encoder() plus a linear head to 8 classes.
 Model make_classifier();
 
-// Request lengths, log-normal with median 24, clipped to [1, 256].
+// Request lengths, log-normal with median 24 and sigma 0.8, clipped to [1, 256]
+// (ladder::lognormal_trace).
 std::vector<uint32_t> make_chat_trace(size_t count, uint64_t seed);
 
 struct BundledFile {

@@ -10,15 +10,16 @@
 #include <vector>
 
 #include "rungs/cache.hpp"
-#include "tests/cache/encoder_like.hpp"
+#include "test_models.hpp"
 
 namespace rungs {
 namespace {
 
 using testing::EncoderConfig;
 
-// Small enough to run every sampled length quickly on the scalar fallback, same structure.
-const EncoderConfig kSmall{/*d=*/32, /*heads=*/2, /*vocab=*/100, /*hidden=*/64, /*layers=*/2};
+// Small enough to run every sampled length quickly, same structure as the bundled encoder.
+const EncoderConfig kSmall{/*vocab=*/100, /*dim=*/32, /*heads=*/2, /*hidden=*/64, /*layers=*/2};
+constexpr size_t kTokens = 0, kEmbedding = 1;  // make_encoder's outputs, in order
 const std::vector<uint64_t> kLengths{1, 2, 7, 8, 9, 16, 17, 31, 33, 64, 65, 100, 128, 129, 200, 255, 256};
 
 float max_abs(const std::vector<float>& v) {
@@ -39,12 +40,21 @@ float max_abs(const std::vector<float>& v) {
   return ::testing::AssertionSuccess();
 }
 
-auto small_build = [](uint64_t upper) { return testing::encoder_with_params(upper, kSmall); };
+// The same params for every bucket (the seed does not depend on the extent).
+auto small_build = [](uint64_t upper) {
+  HirModule m = testing::make_encoder(static_cast<int64_t>(upper), kSmall);
+  ParamMap p = testing::random_params(m, 11);
+  return std::pair<HirModule, ParamMap>(std::move(m), std::move(p));
+};
 
 struct Request {
   std::vector<float> ids, mask;
 };
-Request request(uint64_t len) { return {testing::request_ids(len, len, kSmall.vocab), std::vector<float>(len, 1.0f)}; }
+Request request(uint64_t len) {
+  auto [ids, mask] = testing::encoder_inputs(static_cast<int64_t>(len), static_cast<int64_t>(len), kSmall.vocab,
+                                             static_cast<uint32_t>(len));
+  return {ids, mask};
+}
 
 // Exact-shape reference: the model compiled at the request's own length, no padding.
 std::vector<std::vector<float>> exact_run(CompileCache& exact, uint64_t len) {
@@ -57,7 +67,7 @@ std::vector<std::vector<float>> exact_run(CompileCache& exact, uint64_t len) {
 std::optional<PaddedRun> bucketed_run(BucketedCompileCache& c, uint64_t len, bool unsliced_hidden = false) {
   const Request r = request(len);
   const PaddedInput in[] = {{"ids", r.ids, 1}, {"mask", r.mask, 1}};
-  const size_t inners[] = {0, unsliced_hidden ? size_t{0} : static_cast<size_t>(kSmall.d)};  // pooled, hidden
+  const size_t inners[] = {unsliced_hidden ? size_t{0} : static_cast<size_t>(kSmall.dim), 0};  // tokens, embedding
   return c.run_padded(len, len, small_build, in, inners);
 }
 
@@ -73,17 +83,19 @@ TEST(EncoderCache, PaddedAndActiveBucketsMatchExactShapeCompiles) {
     auto a = bucketed_run(active, len);
     ASSERT_TRUE(p && a);
     ASSERT_EQ(p->outputs.size(), 2u);
-    EXPECT_EQ(p->outputs[0].size(), static_cast<size_t>(kSmall.d));        // pooled, unsliced
-    EXPECT_EQ(p->outputs[1].size(), len * static_cast<size_t>(kSmall.d));  // hidden, sliced
-    EXPECT_TRUE(close(p->outputs[0], want[0], 1e-4f));
-    EXPECT_TRUE(close(p->outputs[1], want[1], 1e-4f));
+    EXPECT_EQ(p->outputs[kTokens].size(), len * static_cast<size_t>(kSmall.dim));  // sliced
+    EXPECT_EQ(p->outputs[kEmbedding].size(), static_cast<size_t>(kSmall.dim));     // unsliced
+    EXPECT_TRUE(close(p->outputs[kTokens], want[kTokens], 1e-4f));
+    EXPECT_TRUE(close(p->outputs[kEmbedding], want[kEmbedding], 1e-4f));
     // Active extent equals the padded run's real rows (1e-5 relative).
-    EXPECT_TRUE(close(a->outputs[0], p->outputs[0], 1e-5f));
-    EXPECT_TRUE(close(a->outputs[1], p->outputs[1], 1e-5f));
+    EXPECT_TRUE(close(a->outputs[kTokens], p->outputs[kTokens], 1e-5f));
+    EXPECT_TRUE(close(a->outputs[kEmbedding], p->outputs[kEmbedding], 1e-5f));
   }
   EXPECT_EQ(padded.compiled_count(), 6u);
   EXPECT_EQ(active.compiled_count(), 6u);
 }
+
+uint64_t ps_elements(const BucketedCompileCache& c) { return c.stats().elements_computed; }
 
 TEST(EncoderCache, ActiveExtentSkipsThePaddedRows) {
   auto padded = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 64);
@@ -95,20 +107,23 @@ TEST(EncoderCache, ActiveExtentSkipsThePaddedRows) {
     auto p = bucketed_run(padded, len, /*unsliced_hidden=*/true);
     auto a = bucketed_run(active, len, /*unsliced_hidden=*/true);
     ASSERT_TRUE(p && a);
-    const size_t d = static_cast<size_t>(kSmall.d);
-    ASSERT_EQ(a->outputs[1].size(), p->outputs[1].size());  // both at the compiled extent
+    const size_t d = static_cast<size_t>(kSmall.dim);
+    const std::vector<float>& pt = p->outputs[kTokens];
+    const std::vector<float>& at = a->outputs[kTokens];
+    ASSERT_EQ(at.size(), pt.size());  // unsliced: both at the compiled extent
     // Real rows agree ...
-    const std::vector<float> p_real(p->outputs[1].begin(), p->outputs[1].begin() + len * d);
-    const std::vector<float> a_real(a->outputs[1].begin(), a->outputs[1].begin() + len * d);
-    EXPECT_TRUE(close(a_real, p_real, 1e-5f));
+    EXPECT_TRUE(close(std::vector<float>(at.begin(), at.begin() + len * d),
+                      std::vector<float>(pt.begin(), pt.begin() + len * d), 1e-5f));
     // ... but the padded run computed its tail rows (layer norm of pad tokens is not zero) while
     // the active run never produced them: its tail is the untouched zero fill.
     if (len < a->upper) {
-      const std::vector<float> p_tail(p->outputs[1].begin() + len * d, p->outputs[1].end());
-      const std::vector<float> a_tail(a->outputs[1].begin() + len * d, a->outputs[1].end());
-      EXPECT_GT(max_abs(p_tail), 0.0f);
-      EXPECT_EQ(max_abs(a_tail), 0.0f);
+      EXPECT_GT(max_abs(std::vector<float>(pt.begin() + len * d, pt.end())), 0.0f);
+      EXPECT_EQ(max_abs(std::vector<float>(at.begin() + len * d, at.end())), 0.0f);
     }
+    // The executor's own work counter: the active graph wrote fewer elements than the padded one.
+    const auto* pg = padded.get_or_compile(len, small_build)->graph;
+    const auto* ag = active.get_or_compile(len, small_build)->graph;
+    EXPECT_LT(ag->elements_computed(), pg->elements_computed());
     actual += len;
     uppers += a->upper;
   }
@@ -119,10 +134,12 @@ TEST(EncoderCache, ActiveExtentSkipsThePaddedRows) {
   EXPECT_EQ(s.padded_rows, uppers);
   EXPECT_EQ(s.computed_rows, actual);  // padding cost no rows
   EXPECT_DOUBLE_EQ(s.compute_waste(), 1.0);
+  EXPECT_LT(s.elements_computed, ps_elements(padded));
   for (const BucketStats& b : s.buckets)
     if (b.compiled) EXPECT_EQ(b.active_supported, std::optional<bool>(true)) << b.active_reason;
   const CacheStats ps = padded.stats();
   EXPECT_EQ(ps.padded_runs, 4u);
+  EXPECT_EQ(ps.elements_computed, ps_elements(padded));
   EXPECT_EQ(ps.computed_rows, uppers);
 }
 

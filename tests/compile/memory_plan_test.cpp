@@ -80,7 +80,9 @@ TEST(MemoryPlan, LateInputDoesNotOverlapLiveBuffers) {
   c.set_param("b", std::vector<float>(6, 0.5f));
   std::vector<float> xv(18, 1.f), rv(12, 2.f);
   std::vector<NamedInput> in = {{"x", xv}, {"r", rv}};
-  for (float v : c.run(in)[0]) EXPECT_EQ(v, 9.f + 0.5f + 2.f);
+  auto out = c.run(in);
+  ASSERT_EQ(out[0].size(), 12u);
+  for (float v : out[0]) EXPECT_EQ(v, 9.f + 0.5f + 2.f);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "examples/models/bundled_models.hpp"
+#include "rungs/cache.hpp"
+#include "rungs/ladder.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"
 
@@ -161,6 +163,10 @@ TEST(BundledModels, TraceIsLogNormalAroundTwentyFour) {
   EXPECT_GE(sorted[1000], 21);
   EXPECT_LE(sorted[1000], 27);
   EXPECT_GT(sorted[1990], 100);  // a long tail
+  // It is the project's log-normal generator at the documented parameters (docs/model-format.md).
+  const auto want = ladder::lognormal_trace(24.0, 2000, 256, 2000, 0.8);
+  EXPECT_TRUE(std::equal(lengths.begin(), lengths.end(), want.begin(), want.end(),
+                         [](int a, uint64_t b) { return static_cast<uint64_t>(a) == b; }));
   // Another seed gives another trace.
   EXPECT_NE(examples::make_chat_trace(100, 1), examples::make_chat_trace(100, 2));
 }
@@ -261,6 +267,37 @@ TEST(BundledModels, ClassifierIsTheEncoderPlusItsHead) {
     want[j] = static_cast<float>(acc);
   }
   expect_close(logits, want, 1e-5f, "logits");
+}
+
+TEST(BundledModels, EncoderThroughTheBucketedCache) {
+  // Model::build is what ensure_hir_with_params and run_padded take, unchanged.
+  const Model m = load("encoder");
+  auto cache = BucketedCompileCache::power_of_two_ladder(Device::Reference, 8, 64);
+  int builds = 0;
+  auto build = [&](uint64_t upper) {
+    ++builds;
+    return m.build(upper);
+  };
+  const auto entry = cache.ensure_hir_with_params(19, build, {});
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->upper, 32u);
+  EXPECT_EQ(entry->graph->input_shape("ids"), (Shape{1, 32}));
+  const auto again = cache.ensure_hir_with_params(25, build, {});  // same bucket: no build
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->graph, entry->graph);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(cache.compiled_count(), 1u);
+  for (const auto& p : m.params()) EXPECT_TRUE(entry->graph->param_is_set(p.name)) << p.name;
+
+  // ids and mask are [1, seq]: as [seq, 1] rows, run_padded pads them with zeros to the bucket.
+  std::vector<float> ids, mask;
+  tokens(19, 19, 0.f, ids, mask);
+  const PaddedInput inputs[] = {{"ids", ids, 1}, {"mask", mask, 1}};
+  const auto ran = cache.run_padded(19, 19, build, inputs, {});
+  ASSERT_TRUE(ran.has_value());
+  EXPECT_EQ(ran->upper, 32u);
+  EXPECT_EQ(builds, 1);
+  expect_close(ran->outputs.at(0), run(compile_at(m, 19), ids, mask)[0], 1e-5f, "cached embedding");
 }
 
 }  // namespace

@@ -288,6 +288,8 @@ TEST(ModelFormatErrors, NotAModelDescription) {
   EXPECT_NE(parse_error("{\"format\": ").find("m.json: model description: invalid JSON"), std::string::npos);
   EXPECT_NE(parse_error("[1]").find("m.json: expected a JSON object"), std::string::npos);
   EXPECT_NE(parse_error("").find("invalid JSON"), std::string::npos);
+  const std::string deep = "{\"format\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  EXPECT_NE(parse_error(deep).find("format: expected \"rungs-model\""), std::string::npos);
   EXPECT_NE(parse_error(R"({"format": "rungs-model", "format": "x"})").find("duplicate key \"format\""),
             std::string::npos);
 }

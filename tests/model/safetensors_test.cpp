@@ -191,6 +191,11 @@ TEST(SafetensorsErrors, BadJson) {
             std::string::npos);
 }
 
+TEST(SafetensorsErrors, DeepNestingIsRefusedWithoutExhaustingTheStack) {
+  const std::string deep = "{\"w\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  EXPECT_NE(parse_error(make_file(deep, {})).find("tensor 'w': expected an object, got array"), std::string::npos);
+}
+
 TEST(SafetensorsErrors, WrongDtype) {
   for (const char* dt : {"F64", "I32", "f32", "BOOL", ""}) {
     const std::string h = std::string(R"({"w":{"dtype":")") + dt + R"(","shape":[1],"data_offsets":[0,4]}})";

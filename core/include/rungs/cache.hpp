@@ -80,6 +80,9 @@ struct BucketStats {
   uint64_t computed_rows = 0;  // rows really computed: upper for a padded run, actual for an active one
   double run_ms = 0;           // time inside CompiledGraph::run / run_rows
   double overhead_ms = 0;      // the rest of run_padded: lookup, validation, pad, slice, stats
+  // The graph's own work counter (CompiledGraph::elements_computed: output elements its kernels
+  // wrote over every run, including runs made on the graph directly).
+  uint64_t elements_computed = 0;
   // Active extent: unknown until the bucket was prepared (std::nullopt), then whether it is
   // supported and, when not, why.
   std::optional<bool> active_supported;
@@ -103,6 +106,7 @@ struct CacheStats {
   uint64_t computed_rows = 0;
   double run_ms = 0;
   double overhead_ms = 0;
+  uint64_t elements_computed = 0;
   size_t arena_bytes = 0;          // sum over compiled buckets
   size_t param_bytes_summed = 0;   // sum of each graph's param_bytes (shared copies counted again)
   size_t weight_bytes = 0;         // weights held in memory: each distinct stored copy once

@@ -1,9 +1,11 @@
 // rungs/rungs.hpp: the umbrella header. Everything is in namespace rungs.
 #pragma once
 
+#include "rungs/cache.hpp"
 #include "rungs/error.hpp"
 #include "rungs/graph.hpp"
 #include "rungs/hir.hpp"
+#include "rungs/ladder.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"
 #include "rungs/types.hpp"

@@ -113,6 +113,15 @@ class CompiledGraph {
   // adds proportionally less).
   uint64_t elements_computed() const;
 
+  // The weight copies this graph holds (kernel-packed weights and raw f32 params). Copies are
+  // shared by content across graphs (every bucket of a cache uploading the same param holds one
+  // copy); `id` is the same for every graph sharing a copy, so owners can count memory once.
+  struct WeightBlock {
+    const void* id;
+    size_t bytes;
+  };
+  std::vector<WeightBlock> weight_blocks() const;
+
   struct Impl;
 
  private:

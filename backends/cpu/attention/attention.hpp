@@ -1,0 +1,33 @@
+// backends/cpu/attention/attention.hpp: fused multi-head attention, flash style.
+//
+// q [B, Sq, H*Dh], k and v [B, Sk, H*Dh], optional keep mask [B, Sk] (>= 0.5 keeps a key);
+// causal: query i sees key j <= i + (Sk - Sq). Work is split over (batch, head, block of kQueryBlock
+// queries). For each block of keys, the keys are transposed once into a [Dh, keys] tile, so a
+// query's scores for W keys at a time are Dh FMAs with no horizontal sums; a running max and sum
+// (online softmax) rescale the [queries, Dh] accumulators, so no [Sq, Sk] buffer exists. A query
+// whose keys are all dropped (mask, causality) outputs zeros, never NaN or Inf.
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "backends/cpu/isa.hpp"
+#include "backends/kernel.hpp"
+
+namespace rungs::backend::cpu {
+
+struct AttentionParams {
+  int heads = 1;
+  bool causal = false;
+  bool has_mask = false;
+  float scale = 0.f;  // 0: 1/sqrt(head_dim) at run time
+};
+AttentionParams attention_params(const ir::Node& node);
+// Scalar reference: full softmax per query in double.
+void attention_reference(const AttentionParams& p, std::span<const TensorArg> in, float* out);
+
+template <class Arch>
+std::unique_ptr<Kernel> make_attention_for(const KernelSpec& spec);
+std::unique_ptr<Kernel> make_attention_kernel(const KernelSpec& spec, Isa isa);
+
+}  // namespace rungs::backend::cpu

@@ -1,0 +1,165 @@
+// Attention kernel vs its scalar reference, on every ISA this machine has.
+#include <gtest/gtest.h>
+
+#include "backends/cpu/attention/attention.hpp"
+#include "backends/cpu/rows/testing.hpp"
+
+namespace rungs::backend::cpu {
+namespace {
+
+using namespace testing;
+
+struct Case {
+  int64_t batch = 1, sq = 8, sk = 8, heads = 1, dh = 8;
+  bool causal = false;
+  bool mask = false;
+  std::optional<float> scale;
+};
+
+OneNode attention_graph(const Case& c) {
+  ir::Node n;
+  n.op = ir::Op::Attention;
+  const int64_t e = c.heads * c.dh;
+  n.shape = {c.batch, c.sq, e};
+  n.heads = static_cast<int>(c.heads);
+  n.causal = c.causal;
+  n.has_mask = c.mask;
+  n.scale = c.scale;
+  std::vector<Shape> in{{c.batch, c.sq, e}, {c.batch, c.sk, e}, {c.batch, c.sk, e}};
+  if (c.mask) in.push_back({c.batch, c.sk});
+  return OneNode(in, std::move(n));
+}
+
+// Inputs at the run-time extents of `r` (which may be smaller than the compiled `c`). The mask keeps
+// about two keys in three and drops every key of batch 1 (a fully masked batch).
+std::vector<Tensor> inputs_for(const Case& r) {
+  const int64_t e = r.heads * r.dh;
+  std::vector<Tensor> t{make_tensor({r.batch, r.sq, e}, 1), make_tensor({r.batch, r.sk, e}, 2),
+                        make_tensor({r.batch, r.sk, e}, 3)};
+  if (r.mask) {
+    Tensor m = make_tensor({r.batch, r.sk}, 4, 0.f, 1.f);
+    for (int64_t b = 0; b < r.batch; ++b)
+      for (int64_t j = 0; j < r.sk; ++j) {
+        float& x = m.data[b * r.sk + j];
+        x = b == 1 ? 0.f : (x < 0.33f ? 0.2f : 0.5f);  // 0.5 keeps: the threshold is inclusive
+      }
+    t.push_back(std::move(m));
+  }
+  return t;
+}
+
+std::vector<float> expected(const Case& c, const std::vector<Tensor>& t) {
+  std::vector<TensorArg> args;
+  for (const auto& x : t) args.push_back(x.arg());
+  std::vector<float> want(t[0].numel());
+  attention_reference(attention_params(attention_graph(c).graph.nodes.back()), args, want.data());
+  return want;
+}
+
+std::vector<float> actual(Isa isa, const Case& compiled, const std::vector<Tensor>& t, int threads = 1) {
+  OneNode g = attention_graph(compiled);
+  auto k = make_attention_kernel(g.spec(threads), isa);
+  if (!k) throw std::runtime_error("no attention kernel");
+  std::vector<TensorArg> args;
+  for (const auto& x : t) args.push_back(x.arg());
+  return run(*k, args, t[0].arg().dims, threads);
+}
+
+std::string describe(Isa isa, const Case& c) {
+  return std::string(isa_name(isa)) + " B" + std::to_string(c.batch) + " Sq" + std::to_string(c.sq) + " Sk" +
+         std::to_string(c.sk) + " H" + std::to_string(c.heads) + " Dh" + std::to_string(c.dh) +
+         (c.causal ? " causal" : "") + (c.mask ? " mask" : "");
+}
+
+// Default bounds: float32 sums of up to 256 products against a double reference drift by up to
+// ~Sk * 2^-24 relative, ~1.5e-5 at Sk = 256.
+void expect_matches(Isa isa, const Case& c, double rtol = 2e-5, double atol = 5e-6) {
+  SCOPED_TRACE(describe(isa, c));
+  auto t = inputs_for(c);
+  const auto got = actual(isa, c, t);
+  for (float x : got) ASSERT_TRUE(std::isfinite(x));
+  EXPECT_LE(worst_ratio(got, expected(c, t), rtol, atol), 1.0);
+}
+
+TEST(AttentionKernel, SequenceLengthsAroundTheKeyTile) {
+  ASSERT_FALSE(vector_isas().empty());
+  for (Isa isa : vector_isas()) {
+    const int64_t tile = 4 * lanes(isa);  // keys per tile
+    for (int64_t s : tile_sizes(tile))
+      for (bool causal : {false, true}) expect_matches(isa, {1, s, s, 2, 16, causal});
+  }
+}
+
+TEST(AttentionKernel, HeadDimsAroundTheBatchWidth) {
+  for (Isa isa : vector_isas())
+    for (int64_t dh : tile_sizes(lanes(isa))) expect_matches(isa, {2, 19, 19, 3, dh, true});
+}
+
+TEST(AttentionKernel, LadderExtents) {
+  for (Isa isa : vector_isas())
+    for (int64_t s : ladder_extents()) expect_matches(isa, {1, s, s, 4, 32, s % 32 == 0});
+}
+
+TEST(AttentionKernel, KeyMaskIncludingAFullyMaskedBatch) {
+  for (Isa isa : vector_isas()) {
+    for (bool causal : {false, true}) {
+      Case c{3, 37, 37, 2, 16, causal, true};
+      expect_matches(isa, c);
+      auto t = inputs_for(c);
+      const auto got = actual(isa, c, t);
+      const int64_t e = c.heads * c.dh;
+      for (int64_t i = c.sq * e; i < 2 * c.sq * e; ++i) ASSERT_EQ(got[i], 0.f) << "batch 1 is fully masked";
+    }
+  }
+}
+
+TEST(AttentionKernel, KeysAndQueriesOfDifferentLengths) {
+  for (Isa isa : vector_isas()) {
+    for (bool causal : {false, true}) {
+      expect_matches(isa, {2, 5, 70, 2, 8, causal, true});   // Sk > Sq: queries see the prefix
+      expect_matches(isa, {1, 70, 5, 2, 8, causal, false});  // Sk < Sq: early queries see no key
+      expect_matches(isa, {1, 1, 200, 4, 32, causal, false});  // one decoding step
+    }
+  }
+}
+
+TEST(AttentionKernel, CausalQueriesBeforeEveryKeyGiveZeros) {
+  for (Isa isa : vector_isas()) {
+    Case c{1, 70, 5, 1, 8, true};
+    auto got = actual(isa, c, inputs_for(c));
+    // Query i sees keys j <= i - 65: queries 0..64 see nothing.
+    for (int64_t i = 0; i < 65 * 8; ++i) ASSERT_EQ(got[i], 0.f);
+    EXPECT_NE(got[65 * 8], 0.f);
+  }
+}
+
+TEST(AttentionKernel, ExplicitScale) {
+  // Scale 0.9 makes logits of ~+-50 here: float32 rounding of a logit that size moves exp() by
+  // ~1e-5 relative (times |v| ~ 3 absolute), so this case is held to 1e-4 relative and 3e-5
+  // absolute; a kernel ignoring the scale is off by O(1).
+  for (Isa isa : vector_isas()) expect_matches(isa, {1, 33, 33, 2, 16, true, false, 0.9f}, 1e-4, 3e-5);
+}
+
+TEST(AttentionKernel, RuntimeExtentSmallerThanCompiled) {
+  for (Isa isa : vector_isas()) {
+    for (int64_t s : {1, 9, 100}) {
+      SCOPED_TRACE(std::string(isa_name(isa)) + " s " + std::to_string(s));
+      Case compiled{2, 128, 128, 4, 32, true, true};
+      Case runtime = compiled;
+      runtime.sq = runtime.sk = s;
+      auto t = inputs_for(runtime);
+      EXPECT_LE(worst_ratio(actual(isa, compiled, t), expected(runtime, t), 1e-5, 2e-6), 1.0);
+    }
+  }
+}
+
+TEST(AttentionKernel, ThreadsGiveTheSameBitsAsOneThread) {
+  for (Isa isa : vector_isas()) {
+    Case c{2, 256, 256, 4, 32, true, true};
+    auto t = inputs_for(c);
+    EXPECT_EQ(actual(isa, c, t, 1), actual(isa, c, t, 3));
+  }
+}
+
+}  // namespace
+}  // namespace rungs::backend::cpu

@@ -1,0 +1,122 @@
+// Dispatch, program building and broadcast planning for the elementwise kernel (no ISA flags).
+#include "backends/cpu/elementwise/elementwise.hpp"
+
+#include "backends/cpu/rows/arch.hpp"
+#include "core/check.hpp"
+
+namespace rungs::backend::cpu {
+
+using ir::Op;
+
+int elementwise_arity(Op op) {
+  switch (op) {
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Maximum: case Op::Minimum:
+      return 2;
+    case Op::Relu: case Op::Gelu: case Op::GeluTanh: case Op::Silu: case Op::Sigmoid: case Op::Tanh:
+    case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Rsqrt: case Op::Neg: case Op::Abs:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+Program program_of(const ir::Node& node) {
+  Program p;
+  p.inputs = static_cast<int>(node.in.size());
+  if (node.op == Op::FusedElementwise) {
+    p.code = node.prog;
+    p.regs = node.regs;
+    for (const auto& ins : p.code) p.regs = std::max<int>(p.regs, ins.dst + 1);
+    return p;
+  }
+  const int arity = elementwise_arity(node.op);
+  const auto out = static_cast<int16_t>(p.inputs);
+  p.code.push_back({node.op, out, 0, static_cast<int16_t>(arity == 2 ? 1 : 0)});
+  p.regs = p.inputs + 1;
+  return p;
+}
+
+BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out) {
+  const size_t n_in = inputs.size();
+  const int rank = out.rank;
+  // Per axis of the output that is not 1: size and each input's element stride along it.
+  std::vector<int64_t> sizes;
+  std::vector<std::vector<int64_t>> strides(n_in);
+  std::vector<std::vector<int64_t>> full(n_in, std::vector<int64_t>(rank, 0));
+  for (size_t i = 0; i < n_in; ++i) {
+    const Dims& d = inputs[i];
+    int64_t s = 1;
+    for (int k = rank - 1; k >= 0; --k) {
+      const int ik = k - (rank - d.rank);
+      const int64_t dim = ik >= 0 ? d[ik] : 1;
+      full[i][k] = dim == 1 ? 0 : s;
+      s *= dim;
+    }
+  }
+  for (int k = 0; k < rank; ++k) {
+    if (out[k] == 1) continue;
+    sizes.push_back(out[k]);
+    for (size_t i = 0; i < n_in; ++i) strides[i].push_back(full[i][k]);
+  }
+  // Merge from the innermost axis outwards.
+  std::vector<int64_t> m_sizes;
+  std::vector<std::vector<int64_t>> m_strides(n_in);
+  for (int k = static_cast<int>(sizes.size()) - 1; k >= 0; --k) {
+    bool merge = !m_sizes.empty();
+    for (size_t i = 0; merge && i < n_in; ++i)
+      merge = strides[i][k] == m_strides[i].back() * m_sizes.back();
+    if (merge) {
+      m_sizes.back() *= sizes[k];
+    } else {
+      m_sizes.push_back(sizes[k]);
+      for (size_t i = 0; i < n_in; ++i) m_strides[i].push_back(strides[i][k]);
+    }
+  }
+  // m_* are innermost first.
+  BroadcastPlan plan;
+  plan.in_stride.assign(n_in, {});
+  plan.in_contiguous.assign(n_in, 0);
+  if (m_sizes.empty()) return plan;  // a single value
+  plan.inner = m_sizes[0];
+  for (size_t i = 0; i < n_in; ++i) plan.in_contiguous[i] = m_strides[i][0] != 0;
+  plan.outer_rank = static_cast<int>(m_sizes.size()) - 1;
+  for (int a = 0; a < plan.outer_rank; ++a) {
+    const size_t src = m_sizes.size() - 1 - a;  // outermost first
+    plan.outer[a] = m_sizes[src];
+    plan.rows *= m_sizes[src];
+    for (size_t i = 0; i < n_in; ++i) plan.in_stride[i][a] = m_strides[i][src];
+  }
+  return plan;
+}
+
+void RowCursor::seek(int64_t row) {
+  row_ = row;
+  for (int a = plan_.outer_rank - 1; a >= 0; --a) {
+    idx_[a] = row % plan_.outer[a];
+    row /= plan_.outer[a];
+  }
+  for (size_t i = 0; i < off_.size(); ++i) {
+    int64_t o = 0;
+    for (int a = 0; a < plan_.outer_rank; ++a) o += idx_[a] * plan_.in_stride[i][a];
+    off_[i] = o;
+  }
+}
+
+void RowCursor::next() {
+  ++row_;
+  for (int a = plan_.outer_rank - 1; a >= 0; --a) {
+    ++idx_[a];
+    for (size_t i = 0; i < off_.size(); ++i) off_[i] += plan_.in_stride[i][a];
+    if (idx_[a] < plan_.outer[a]) return;
+    for (size_t i = 0; i < off_.size(); ++i) off_[i] -= plan_.in_stride[i][a] * plan_.outer[a];
+    idx_[a] = 0;
+  }
+}
+
+std::unique_ptr<Kernel> make_elementwise_kernel(const KernelSpec& spec, Isa isa) {
+  const ir::Node& node = spec.graph->at(spec.node);
+  if (node.op != Op::FusedElementwise && elementwise_arity(node.op) == 0) return nullptr;
+  return dispatch_isa(isa, [&]<class A>() { return make_elementwise_for<A>(spec); });
+}
+
+}  // namespace rungs::backend::cpu

@@ -1,0 +1,71 @@
+// backends/cpu/elementwise/elementwise.hpp: unary and binary elementwise ops with numpy
+// broadcasting, and FusedElementwise register programs, in one kernel.
+//
+// Every node this family handles is turned into a Program (a primitive op is a one-instruction
+// program). At run time the output is viewed, after collapsing axes, as [rows, inner] with each
+// input either contiguous along `inner` or broadcast (a splat). Work is cut into segments of at
+// most kBlock floats of one row; each instruction runs as one vector loop over a segment, its
+// temporaries living in L1-sized buffers, the last instruction writing the output directly: one
+// pass over memory whatever the program's length.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "backends/cpu/isa.hpp"
+#include "backends/kernel.hpp"
+
+namespace rungs::backend::cpu {
+
+// 1 for unary elementwise ops, 2 for binary ones, 0 otherwise.
+int elementwise_arity(ir::Op op);
+
+struct Program {
+  std::vector<ir::Instr> code;
+  int inputs = 0;
+  int regs = 0;
+};
+// The program of a primitive elementwise op or a FusedElementwise node.
+Program program_of(const ir::Node& node);
+
+// The output as [rows, inner] after dropping size-1 axes and merging axes that every input walks
+// contiguously (or broadcasts) alike.
+struct BroadcastPlan {
+  int outer_rank = 0;
+  std::array<int64_t, ir::kMaxRank> outer{};                 // collapsed outer dims
+  std::vector<std::array<int64_t, ir::kMaxRank>> in_stride;  // per input, per outer axis
+  std::vector<uint8_t> in_contiguous;                        // per input: 1 walks inner, 0 splat
+  int64_t rows = 1;
+  int64_t inner = 1;
+};
+BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out);
+
+// Walks the rows of a plan, tracking each input's offset.
+class RowCursor {
+ public:
+  explicit RowCursor(const BroadcastPlan& plan) : plan_(plan), off_(plan.in_stride.size(), 0) {}
+  void seek(int64_t row);  // any row
+  void next();             // row + 1
+  int64_t row() const { return row_; }
+  int64_t offset(size_t input) const { return off_[input]; }
+
+ private:
+  const BroadcastPlan& plan_;
+  std::array<int64_t, ir::kMaxRank> idx_{};
+  std::vector<int64_t> off_;
+  int64_t row_ = 0;
+};
+
+// Scalar reference: op semantics on one value pair, and a whole node by plain index arithmetic.
+float eval_scalar(ir::Op op, float a, float b);
+void elementwise_reference(const ir::Node& node, std::span<const TensorArg> in, float* out,
+                           const Dims& out_dims);
+
+template <class Arch>
+std::unique_ptr<Kernel> make_elementwise_for(const KernelSpec& spec);
+// nullptr for nodes this family does not handle (or Isa::Scalar).
+std::unique_ptr<Kernel> make_elementwise_kernel(const KernelSpec& spec, Isa isa);
+
+}  // namespace rungs::backend::cpu

@@ -1,0 +1,51 @@
+// Elementwise kernel vs its scalar reference: GELU, bias add (broadcast), and a fused
+// bias + GELU program, at transformer shapes [rows, D]. Run: bench_elementwise.
+#include "backends/cpu/elementwise/elementwise.hpp"
+#include "backends/cpu/rows/bench.hpp"
+
+namespace rungs::backend::cpu {
+namespace {
+
+using bench::Case;
+using ir::Op;
+
+enum Kind { kGelu, kBiasAdd, kBiasGelu };
+
+Case make_case(Kind kind, int64_t rows, int64_t d) {
+  ir::Node n;
+  n.shape = {rows, d};
+  std::vector<Shape> in{{rows, d}};
+  if (kind == kGelu) {
+    n.op = Op::Gelu;
+  } else if (kind == kBiasAdd) {
+    n.op = Op::Add;
+    in.push_back({d});
+  } else {
+    n.op = Op::FusedElementwise;
+    n.prog = {{Op::Add, 2, 0, 1}, {Op::Gelu, 3, 2, 0}};
+    n.regs = 4;
+    in.push_back({d});
+  }
+  std::vector<testing::Tensor> t;
+  for (size_t i = 0; i < in.size(); ++i) t.push_back(testing::make_tensor(in[i], 1 + i));
+  return Case(testing::OneNode(in, std::move(n)), std::move(t));
+}
+
+void args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"kind", "rows", "D"})->ArgsProduct({{kGelu, kBiasAdd, kBiasGelu}, {16, 64, 256}, {128, 768, 3072}});
+}
+
+void BM_elementwise(benchmark::State& state) {
+  Case c = make_case(Kind(state.range(0)), state.range(1), state.range(2));
+  bench::measure_kernel(state, c, make_elementwise_kernel);
+}
+void BM_elementwise_reference(benchmark::State& state) {
+  Case c = make_case(Kind(state.range(0)), state.range(1), state.range(2));
+  const ir::Node& node = c.graph.graph.at(c.graph.node);
+  bench::measure(state, c.bytes(), 0, [&] { elementwise_reference(node, c.args, c.out.data(), c.out_dims); });
+}
+BENCHMARK(BM_elementwise)->Apply(args);
+BENCHMARK(BM_elementwise_reference)->Apply(args);
+
+}  // namespace
+}  // namespace rungs::backend::cpu

@@ -1,0 +1,151 @@
+// backends/cpu/elementwise/elementwise_kernel.hpp: the elementwise kernel over xsimd batches.
+// Included only by the per-ISA translation units (elementwise_<isa>.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/cpu/elementwise/elementwise.hpp"
+#include "backends/cpu/rows/arch.hpp"
+#include "backends/cpu/rows/simd.hpp"
+#include "backends/cpu/rows/vmath.hpp"
+#include "core/check.hpp"
+
+namespace rungs::backend::cpu {
+namespace elementwise_detail {
+
+// Floats of one row a program runs over at a time: temporaries stay in L1.
+constexpr int64_t kBlock = 512;
+
+// One operand of an instruction over a segment: a contiguous run, or one value splatted.
+struct Operand {
+  const float* ptr = nullptr;
+  bool splat = false;
+  float value = 0.f;
+};
+
+template <class A, bool SplatA, bool SplatB, class F>
+void map_run(F f, const Operand& a, const Operand& b, float* dst, size_t n, bool exact_tail) {
+  using B = vfloat<A>;
+  constexpr size_t W = B::size;
+  const B ka(a.value), kb(b.value);
+  auto load = [](const Operand& o, const B& k, auto splat, size_t i) {
+    if constexpr (decltype(splat)::value) return k;
+    else return B::load_unaligned(o.ptr + i);
+  };
+  using SA = std::bool_constant<SplatA>;
+  using SB = std::bool_constant<SplatB>;
+  size_t i = 0;
+  for (; i + W <= n; i += W) f(load(a, ka, SA{}, i), load(b, kb, SB{}, i)).store_unaligned(dst + i);
+  if (i < n) {
+    B r = f(load(a, ka, SA{}, i), load(b, kb, SB{}, i));
+    if (exact_tail) store_tail<A>(dst + i, r, n - i);
+    else r.store_unaligned(dst + i);  // temporaries have room for a whole batch
+  }
+}
+
+template <class A, class F>
+void map(F f, const Operand& a, const Operand& b, float* dst, size_t n, bool exact_tail) {
+  if (a.splat) {
+    if (b.splat) map_run<A, true, true>(f, a, b, dst, n, exact_tail);
+    else map_run<A, true, false>(f, a, b, dst, n, exact_tail);
+  } else {
+    if (b.splat) map_run<A, false, true>(f, a, b, dst, n, exact_tail);
+    else map_run<A, false, false>(f, a, b, dst, n, exact_tail);
+  }
+}
+
+// dst[0, n) = op(a, b) (b ignored by unary ops).
+template <class A>
+void exec(ir::Op op, const Operand& a, const Operand& b, float* dst, size_t n, bool exact_tail) {
+  using B = vfloat<A>;
+  using ir::Op;
+  auto un = [&](auto f) { map<A>([f](const B& x, const B&) { return f(x); }, a, a, dst, n, exact_tail); };
+  auto bin = [&](auto f) { map<A>(f, a, b, dst, n, exact_tail); };
+  switch (op) {
+    case Op::Add: return bin([](const B& x, const B& y) { return x + y; });
+    case Op::Sub: return bin([](const B& x, const B& y) { return x - y; });
+    case Op::Mul: return bin([](const B& x, const B& y) { return x * y; });
+    case Op::Div: return bin([](const B& x, const B& y) { return x / y; });
+    case Op::Maximum: return bin([](const B& x, const B& y) { return xsimd::max(x, y); });
+    case Op::Minimum: return bin([](const B& x, const B& y) { return xsimd::min(x, y); });
+    case Op::Relu: return un([](const B& x) { return xsimd::max(x, B(0.f)); });
+    case Op::Gelu: return un([](const B& x) { return vmath::gelu(x); });
+    case Op::GeluTanh: return un([](const B& x) { return vmath::gelu_tanh(x); });
+    case Op::Silu: return un([](const B& x) { return vmath::silu(x); });
+    case Op::Sigmoid: return un([](const B& x) { return vmath::sigmoid(x); });
+    case Op::Tanh: return un([](const B& x) { return xsimd::tanh(x); });
+    case Op::Exp: return un([](const B& x) { return xsimd::exp(x); });
+    case Op::Log: return un([](const B& x) { return xsimd::log(x); });
+    case Op::Sqrt: return un([](const B& x) { return xsimd::sqrt(x); });
+    case Op::Rsqrt: return un([](const B& x) { return B(1.f) / xsimd::sqrt(x); });
+    case Op::Neg: return un([](const B& x) { return -x; });
+    case Op::Abs: return un([](const B& x) { return xsimd::abs(x); });
+    default: internal_check(false, "elementwise kernel: op outside its family");
+  }
+}
+
+template <class A>
+class ElementwiseKernel final : public Kernel {
+ public:
+  ElementwiseKernel(Program prog, std::string name) : prog_(std::move(prog)), name_(std::move(name)) {}
+
+  void run(const RunContext& ctx, std::span<const TensorArg> in, float* out,
+           const Dims& out_dims) const override {
+    std::vector<Dims> dims(in.size());
+    for (size_t i = 0; i < in.size(); ++i) dims[i] = in[i].dims;
+    const BroadcastPlan plan = plan_broadcast(dims, out_dims);
+    if (plan.rows * plan.inner == 0) return;
+    const int64_t blocks = (plan.inner + kBlock - 1) / kBlock;
+    const int64_t seg = std::min(plan.inner, kBlock);
+    ctx.parallel_for(plan.rows * blocks, grain_for(seg * (prog_.inputs + 1)), [&](int64_t u0, int64_t u1) {
+      std::vector<float> temps(static_cast<size_t>(prog_.regs) * kBlock);
+      std::vector<Operand> regs(prog_.regs);
+      RowCursor cursor(plan);
+      cursor.seek(u0 / blocks);
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t row = u / blocks, j0 = (u % blocks) * kBlock;
+        if (row != cursor.row()) cursor.next();
+        const auto n = static_cast<size_t>(std::min(kBlock, plan.inner - j0));
+        for (int i = 0; i < prog_.inputs; ++i) {
+          const float* base = in[i].data + cursor.offset(i);
+          regs[i] = plan.in_contiguous[i] ? Operand{base + j0, false, 0.f} : Operand{base, true, *base};
+        }
+        run_segment(regs, temps.data(), out + row * plan.inner + j0, n);
+      }
+    });
+  }
+
+  std::string describe() const override { return name_ + "[" + arch_label<A>() + "]"; }
+
+ private:
+  void run_segment(std::vector<Operand>& regs, float* temps, float* out, size_t n) const {
+    const size_t last = prog_.code.size() - 1;
+    for (size_t k = 0; k <= last; ++k) {
+      const ir::Instr& ins = prog_.code[k];
+      const Operand a = ins.a < 0 ? Operand{nullptr, true, ins.imm} : regs[ins.a];
+      const Operand b = ins.b < 0 ? Operand{nullptr, true, ins.imm} : regs[ins.b];
+      float* dst = k == last ? out : temps + static_cast<size_t>(ins.dst) * kBlock;
+      exec<A>(ins.op, a, b, dst, n, k == last);
+      regs[ins.dst] = Operand{dst, false, 0.f};
+    }
+  }
+
+  Program prog_;
+  std::string name_;
+};
+
+}  // namespace elementwise_detail
+
+template <class Arch>
+std::unique_ptr<Kernel> make_elementwise_for(const KernelSpec& spec) {
+  const ir::Node& node = spec.graph->at(spec.node);
+  Program prog = program_of(node);
+  internal_check(!prog.code.empty(), "elementwise kernel: empty program");
+  std::string name = node.op == ir::Op::FusedElementwise
+                         ? "fused_elementwise(" + std::to_string(prog.code.size()) + " ops)"
+                         : "elementwise:" + std::string(ir::op_name(node.op));
+  return std::make_unique<elementwise_detail::ElementwiseKernel<Arch>>(std::move(prog), std::move(name));
+}
+
+}  // namespace rungs::backend::cpu

@@ -1,0 +1,68 @@
+// Scalar reference for the elementwise kernel: per output element, per input index arithmetic.
+#include <cmath>
+#include <vector>
+
+#include "backends/cpu/elementwise/elementwise.hpp"
+#include "backends/cpu/rows/vmath.hpp"
+#include "core/check.hpp"
+
+namespace rungs::backend::cpu {
+
+float eval_scalar(ir::Op op, float a, float b) {
+  using ir::Op;
+  switch (op) {
+    case Op::Add: return a + b;
+    case Op::Sub: return a - b;
+    case Op::Mul: return a * b;
+    case Op::Div: return a / b;
+    case Op::Maximum: return a > b ? a : b;
+    case Op::Minimum: return a < b ? a : b;
+    case Op::Relu: return a > 0.f ? a : 0.f;
+    case Op::Gelu: return vmath::gelu_ref(a);
+    case Op::GeluTanh: return vmath::gelu_tanh_ref(a);
+    case Op::Silu: return vmath::silu_ref(a);
+    case Op::Sigmoid: return vmath::sigmoid_ref(a);
+    case Op::Tanh: return std::tanh(a);
+    case Op::Exp: return std::exp(a);
+    case Op::Log: return std::log(a);
+    case Op::Sqrt: return std::sqrt(a);
+    case Op::Rsqrt: return 1.f / std::sqrt(a);
+    case Op::Neg: return -a;
+    case Op::Abs: return std::fabs(a);
+    default: internal_check(false, "eval_scalar: not an elementwise op");
+  }
+  return 0.f;
+}
+
+void elementwise_reference(const ir::Node& node, std::span<const TensorArg> in, float* out,
+                           const Dims& out_dims) {
+  const Program prog = program_of(node);
+  const int rank = out_dims.rank;
+  std::vector<float> regs(prog.regs);
+  std::array<int64_t, ir::kMaxRank> idx{};
+  const int64_t total = out_dims.numel();
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t rest = e;
+    for (int k = rank - 1; k >= 0; --k) {
+      idx[k] = rest % out_dims[k];
+      rest /= out_dims[k];
+    }
+    for (int i = 0; i < prog.inputs; ++i) {
+      const Dims& d = in[i].dims;
+      int64_t off = 0;
+      for (int k = 0; k < d.rank; ++k) {
+        const int64_t ok = idx[k + rank - d.rank];
+        off = off * d[k] + (d[k] == 1 ? 0 : ok);
+      }
+      regs[i] = in[i].data[off];
+    }
+    for (const auto& ins : prog.code) {
+      const float a = ins.a < 0 ? ins.imm : regs[ins.a];
+      const float b = ins.b < 0 ? ins.imm : regs[ins.b];
+      regs[ins.dst] = eval_scalar(ins.op, a, b);
+    }
+    out[e] = regs[prog.code.back().dst];
+  }
+}
+
+}  // namespace rungs::backend::cpu

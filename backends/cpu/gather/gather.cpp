@@ -1,0 +1,21 @@
+// Dispatch for the gather kernel (no ISA flags).
+#include "backends/cpu/gather/gather.hpp"
+
+#include <cmath>
+
+#include "backends/cpu/rows/arch.hpp"
+
+namespace rungs::backend::cpu {
+
+std::optional<int64_t> gather_row(float id, int64_t rows) {
+  const float r = std::nearbyint(id);
+  if (!(r >= 0.f && r < static_cast<float>(rows))) return std::nullopt;  // NaN fails both
+  return static_cast<int64_t>(r);
+}
+
+std::unique_ptr<Kernel> make_gather_kernel(const KernelSpec& spec, Isa isa) {
+  if (spec.graph->at(spec.node).op != ir::Op::Gather) return nullptr;
+  return dispatch_isa(isa, [&]<class A>() { return make_gather_for<A>(spec); });
+}
+
+}  // namespace rungs::backend::cpu

@@ -1,0 +1,103 @@
+// Reduce kernels vs their scalar reference, on every ISA this machine has.
+#include <gtest/gtest.h>
+
+#include "backends/cpu/reduce/reduce.hpp"
+#include "backends/cpu/rows/testing.hpp"
+
+namespace rungs::backend::cpu {
+namespace {
+
+using namespace testing;
+using ir::Op;
+
+Shape reduced_shape(const Shape& s, const std::vector<int64_t>& axes, bool keep) {
+  Shape out;
+  for (size_t k = 0; k < s.size(); ++k) {
+    const bool r = std::find(axes.begin(), axes.end(), int64_t(k)) != axes.end();
+    if (!r) out.push_back(s[k]);
+    else if (keep) out.push_back(1);
+  }
+  return out;
+}
+
+OneNode reduce_graph(Op op, const Shape& s, std::vector<int64_t> axes, bool keep) {
+  ir::Node n;
+  n.op = op;
+  n.shape = reduced_shape(s, axes, keep);
+  n.ints = std::move(axes);
+  n.keep_dims = keep;
+  return OneNode({s}, std::move(n));
+}
+
+ReduceKind kind_of(Op op) {
+  return op == Op::ReduceSum ? ReduceKind::Sum : op == Op::ReduceMean ? ReduceKind::Mean : ReduceKind::Max;
+}
+
+// Compiled for `s`, run at `run_shape` (same rank).
+double check(Isa isa, Op op, const Shape& s, const std::vector<int64_t>& axes, bool keep, const Shape& run_shape,
+             int threads = 1) {
+  OneNode g = reduce_graph(op, s, axes, keep);
+  auto k = make_reduce_kernel(g.spec(threads), isa);
+  EXPECT_NE(k, nullptr);
+  if (!k) return INFINITY;
+  auto x = make_tensor(run_shape, 5, -1.f, 2.f);
+  const Shape out_shape = reduced_shape(run_shape, axes, keep);
+  std::vector<float> want(Dims::of(out_shape).numel());
+  reduce_reference(kind_of(op), axes, x.arg(), want.data());
+  return worst_ratio(run(*k, {x.arg()}, Dims::of(out_shape), threads), want, 2e-5, 2e-5);
+}
+
+struct AxesCase {
+  Shape shape;
+  std::vector<int64_t> axes;
+};
+
+TEST(ReduceKernel, AnyAxesAnyKind) {
+  ASSERT_FALSE(vector_isas().empty());
+  for (Isa isa : vector_isas()) {
+    const int64_t w = lanes(isa);
+    std::vector<AxesCase> cases;
+    for (int64_t n : tile_sizes(w)) {
+      cases.push_back({{6, n}, {1}});              // rows, innermost reduced
+      cases.push_back({{n, 6 * w + 5}, {0}});      // columns, innermost kept (a partial tile)
+      cases.push_back({{3, n, 5}, {1}});           // middle axis
+      cases.push_back({{3, 4, n}, {0, 2}});        // alternating groups
+      cases.push_back({{2, n, 3, 7}, {0, 1, 3}});  // merged reduced groups around a kept one
+      cases.push_back({{n, 3}, {0, 1}});           // everything
+    }
+    cases.push_back({{4, 1, 9}, {1}});  // a size-1 reduced axis
+    cases.push_back({{1}, {0}});
+    for (const auto& c : cases)
+      for (Op op : {Op::ReduceSum, Op::ReduceMean, Op::ReduceMax})
+        for (bool keep : {false, true}) {
+          SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(c.shape) + " axes " + shape_str(c.axes) +
+                       " op " + std::to_string(int(op)) + (keep ? " keep" : ""));
+          EXPECT_LE(check(isa, op, c.shape, c.axes, keep, c.shape), 1.0);
+        }
+  }
+}
+
+TEST(ReduceKernel, MeanPoolingAtLadderExtents) {
+  // [B, S, D] -> [B, D] over S, and [B, S, D] -> [B, S] over D, compiled at 256, run at the ladder.
+  for (Isa isa : vector_isas())
+    for (int64_t s : ladder_extents())
+      for (int64_t axis : {1, 2}) {
+        SCOPED_TRACE(std::string(isa_name(isa)) + " s " + std::to_string(s) + " axis " + std::to_string(axis));
+        EXPECT_LE(check(isa, Op::ReduceMean, {2, 256, 96}, {axis}, false, {2, s, 96}), 1.0);
+      }
+}
+
+TEST(ReduceKernel, ThreadsGiveTheSameBitsAsOneThread) {
+  for (Isa isa : vector_isas())
+    for (auto c : {AxesCase{{256, 3072}, {1}}, AxesCase{{512, 768}, {0}}, AxesCase{{8, 300, 64}, {1}}}) {
+      SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(c.shape));
+      OneNode g = reduce_graph(Op::ReduceSum, c.shape, c.axes, false);
+      auto x = make_tensor(c.shape, 6);
+      auto k1 = make_reduce_kernel(g.spec(1), isa), k3 = make_reduce_kernel(g.spec(3), isa);
+      const Dims out = Dims::of(g.out_shape());
+      EXPECT_EQ(run(*k1, {x.arg()}, out, 1), run(*k3, {x.arg()}, out, 3));
+    }
+}
+
+}  // namespace
+}  // namespace rungs::backend::cpu
