@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +17,11 @@
 #include "backends/thread_pool.hpp"
 #include "core/numeric/half.hpp"
 #include "rungs/error.hpp"
+
+namespace rungs::backend::cpu {
+// GoogleTest prints a parameter with this (found by argument-dependent lookup).
+void PrintTo(Isa isa, std::ostream* os) { *os << isa_name(isa); }
+}  // namespace rungs::backend::cpu
 
 namespace rungs::backend::cpu::gemm {
 namespace {
