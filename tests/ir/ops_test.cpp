@@ -291,9 +291,9 @@ TEST_P(Ops, GatherRowsAndBadIds) {
 // Attention written the obvious way: full scores, mask, softmax, weighted sum.
 std::vector<float> attention_ref(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                                  const std::vector<float>* mask, int64_t B, int64_t Sq, int64_t Sk, int64_t W,
-                                 int heads, bool causal, float scale) {
-  const int64_t D = W / heads;
-  std::vector<float> out(B * Sq * W, 0.f);
+                                 int64_t Wv, int heads, bool causal, float scale) {
+  const int64_t D = W / heads, Dv = Wv / heads;
+  std::vector<float> out(B * Sq * Wv, 0.f);
   for (int64_t b = 0; b < B; ++b)
     for (int h = 0; h < heads; ++h)
       for (int64_t i = 0; i < Sq; ++i) {
@@ -313,7 +313,8 @@ std::vector<float> attention_ref(const std::vector<float>& q, const std::vector<
         for (int64_t j = 0; j < Sk; ++j) {
           if (!keep[j]) continue;
           double p = std::exp(s[j] - m) / den;
-          for (int64_t t = 0; t < D; ++t) out[(b * Sq + i) * W + h * D + t] += static_cast<float>(p * v[(b * Sk + j) * W + h * D + t]);
+          for (int64_t t = 0; t < Dv; ++t)
+            out[(b * Sq + i) * Wv + h * Dv + t] += static_cast<float>(p * v[(b * Sk + j) * Wv + h * Dv + t]);
         }
       }
   return out;
@@ -321,24 +322,25 @@ std::vector<float> attention_ref(const std::vector<float>& q, const std::vector<
 
 TEST_P(Ops, AttentionCausalMaskedFullyMaskedCross) {
   struct Case {
-    int64_t B, Sq, Sk, W;
+    int64_t B, Sq, Sk, W, Wv;
     int heads;
     bool causal, masked;
     std::optional<float> scale;
   };
-  for (Case c : {Case{1, 1, 1, 4, 1, false, false, {}}, Case{2, 5, 5, 8, 2, true, false, {}},
-                 Case{2, 3, 7, 8, 2, false, true, {}}, Case{1, 4, 6, 12, 3, true, true, 0.3f},
-                 Case{3, 17, 17, 16, 4, false, true, {}}}) {
+  // Value widths different from the query width (Wv != W) included.
+  for (Case c : {Case{1, 1, 1, 4, 4, 1, false, false, {}}, Case{2, 5, 5, 8, 8, 2, true, false, {}},
+                 Case{2, 3, 7, 8, 6, 2, false, true, {}}, Case{1, 4, 6, 12, 21, 3, true, true, 0.3f},
+                 Case{3, 17, 17, 16, 16, 4, false, true, {}}, Case{2, 33, 40, 8, 40, 1, false, false, {}}}) {
     Graph g;
     auto q = g.input("q", {c.B, c.Sq, c.W});
     auto k = g.input("k", {c.B, c.Sk, c.W});
-    auto v = g.input("v", {c.B, c.Sk, c.W});
+    auto v = g.input("v", {c.B, c.Sk, c.Wv});
     AttentionOptions opt;
     opt.heads = c.heads;
     opt.causal = c.causal;
     opt.scale = c.scale;
     std::vector<std::pair<std::string, std::vector<float>>> in = {
-        {"q", random_vector(c.B * c.Sq * c.W, 1)}, {"k", random_vector(c.B * c.Sk * c.W, 2)}, {"v", random_vector(c.B * c.Sk * c.W, 3)}};
+        {"q", random_vector(c.B * c.Sq * c.W, 1)}, {"k", random_vector(c.B * c.Sk * c.W, 2)}, {"v", random_vector(c.B * c.Sk * c.Wv, 3)}};
     std::vector<float> mask(c.B * c.Sk, 1.f);
     if (c.masked) {
       for (int64_t j = 0; j < c.Sk; ++j) mask[j] = 0.f;  // batch 0: every key dropped -> zeros
@@ -351,11 +353,11 @@ TEST_P(Ops, AttentionCausalMaskedFullyMaskedCross) {
     auto out = run1(g, in);
     float scale = c.scale ? *c.scale : 1.f / std::sqrt(float(c.W / c.heads));
     auto want = attention_ref(in[0].second, in[1].second, in[2].second, c.masked ? &mask : nullptr, c.B, c.Sq, c.Sk, c.W,
-                              c.heads, c.causal, scale);
+                              c.Wv, c.heads, c.causal, scale);
     EXPECT_LT(max_rel_error(out, want), 1e-5) << "B" << c.B << " Sq" << c.Sq << " Sk" << c.Sk;
     for (float x : out) ASSERT_TRUE(std::isfinite(x));
     if (c.masked)
-      for (int64_t e = 0; e < c.Sq * c.W; ++e) EXPECT_EQ(out[e], 0.f) << "fully masked rows give zeros";
+      for (int64_t e = 0; e < c.Sq * c.Wv; ++e) EXPECT_EQ(out[e], 0.f) << "fully masked rows give zeros";
   }
 }
 

@@ -33,11 +33,11 @@ class AttentionKernel final : public Kernel {
     const Dims& qd = in[0].dims;
     const int64_t batch = qd[0], sq = qd[1], sk = in[1].dims[1];
     if (batch * sq * qd[2] == 0) return;
-    const int64_t dh = qd[2] / p_.heads;
+    const int64_t dh = qd[2] / p_.heads, dv = in[2].dims[2] / p_.heads;
     const int64_t qblocks = (sq + kQueryBlock - 1) / kQueryBlock;
     const int64_t tasks = batch * p_.heads * qblocks;
     ctx.parallel_for(tasks, grain_for(kQueryBlock * sk * dh / 4), [&](int64_t t0, int64_t t1) {
-      Scratch sc(dh);
+      Scratch sc(dh, dv);
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t qb = t % qblocks, bh = t / qblocks;
         query_block(in, out, bh / p_.heads, bh % p_.heads, qb * kQueryBlock,
@@ -54,21 +54,23 @@ class AttentionKernel final : public Kernel {
  private:
   // Per-thread buffers for one query block.
   struct Scratch {
-    int64_t dh, dhp;  // head dim, rounded up to W
+    int64_t dh;        // head dim of q and k
+    int64_t dv, dvp;   // head dim of v (and the output), rounded up to W
     std::vector<float> kt, bias, score, qs, m, l, acc;
-    explicit Scratch(int64_t d)
-        : dh(d), dhp((d + W - 1) / W * W), kt(d * kKeys), bias(kKeys), score(kKeys), qs(d + W),
-          m(kQueryBlock), l(kQueryBlock), acc(kQueryBlock * dhp) {}
+    Scratch(int64_t d, int64_t dvalue)
+        : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W), kt(d * kKeys), bias(kKeys), score(kKeys), qs(d + W),
+          m(kQueryBlock), l(kQueryBlock), acc(kQueryBlock * dvp) {}
   };
 
   void query_block(std::span<const TensorArg> in, float* out, int64_t b, int64_t h, int64_t i0, int64_t i1,
                    Scratch& sc) const {
-    const int64_t sq = in[0].dims[1], e = in[0].dims[2], sk = in[1].dims[1];
-    const int64_t dh = sc.dh, dhp = sc.dhp;
+    // q and k rows are e wide (heads of dh), v and output rows ev wide (heads of dv).
+    const int64_t sq = in[0].dims[1], e = in[0].dims[2], sk = in[1].dims[1], ev = in[2].dims[2];
+    const int64_t dh = sc.dh, dv = sc.dv, dvp = sc.dvp;
     const float scale = p_.scale != 0.f ? p_.scale : 1.f / std::sqrt(static_cast<float>(dh));
     const float* q = in[0].data + b * sq * e + h * dh;
     const float* k = in[1].data + b * sk * e + h * dh;
-    const float* v = in[2].data + b * sk * e + h * dh;
+    const float* v = in[2].data + b * sk * ev + h * dv;
     const float* mask = p_.has_mask ? in[3].data + b * sk : nullptr;
     const int64_t shift = sk - sq;  // causal: query i sees keys j <= i + shift
     const int64_t key_end = p_.causal ? std::clamp<int64_t>(i1 - 1 + shift + 1, 0, sk) : sk;
@@ -92,18 +94,18 @@ class AttentionKernel final : public Kernel {
         if (visible == 0) continue;
         const int64_t r = i - i0;
         if (!scores(q + i * e, visible, scale, sc)) continue;  // every key of the tile dropped
-        accumulate(v + k0 * e, e, visible, r, sc);
+        accumulate(v + k0 * ev, ev, visible, r, sc);
       }
     }
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t r = i - i0;
       const float l = sc.l[r];
       const B inv(l > 0.f ? 1.f / l : 0.f);  // all keys dropped: zeros
-      float* o = out + (b * sq + i) * e + h * dh;
-      const float* acc = sc.acc.data() + r * dhp;
+      float* o = out + (b * sq + i) * ev + h * dv;
+      const float* acc = sc.acc.data() + r * dvp;
       int64_t d = 0;
-      for (; d + W <= dh; d += W) (B::load_unaligned(acc + d) * inv).store_unaligned(o + d);
-      if (d < dh) store_tail<A>(o + d, B::load_unaligned(acc + d) * inv, static_cast<size_t>(dh - d));
+      for (; d + W <= dv; d += W) (B::load_unaligned(acc + d) * inv).store_unaligned(o + d);
+      if (d < dv) store_tail<A>(o + d, B::load_unaligned(acc + d) * inv, static_cast<size_t>(dv - d));
     }
   }
 
@@ -155,10 +157,10 @@ class AttentionKernel final : public Kernel {
     sc.l[r] = sc.l[r] * corr + xsimd::reduce_add(sum);
     // acc = acc * corr + sum_j p_j v_j, kScoreBatches batches of the head dim at a time held in
     // registers across the keys.
-    float* acc = sc.acc.data() + r * sc.dhp;
+    float* acc = sc.acc.data() + r * sc.dvp;
     const B c(corr);
-    for (int64_t d0 = 0; d0 < sc.dhp; d0 += kScoreBatches * W) {
-      const int used = static_cast<int>(std::min<int64_t>(kScoreBatches, (sc.dhp - d0) / W));
+    for (int64_t d0 = 0; d0 < sc.dvp; d0 += kScoreBatches * W) {
+      const int used = static_cast<int>(std::min<int64_t>(kScoreBatches, (sc.dvp - d0) / W));
       B a[kScoreBatches], odd[kScoreBatches];  // even and odd keys: two FMA chains
       for (int u = 0; u < kScoreBatches; ++u) {
         odd[u] = B(0.f);
