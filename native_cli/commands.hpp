@@ -15,5 +15,15 @@ using Command = std::function<int()>;
 // `rungs info [--format text|json]`: version, the ISAs this CPU and OS support, the ISA the Cpu
 // kernels dispatched to, hardware threads.
 Command add_info(CLI::App& app);
+// `rungs run MODEL --rows N [--ids FILE|--input FILE] [--format text|json|npy]`
+Command add_run(CLI::App& app);
+// `rungs bench MODEL --ladder SPEC (--trace FILE|--synthetic ...) [--compare ...] [--active-extent]`
+Command add_bench(CLI::App& app);
+// `rungs plan (--trace FILE|--synthetic ...) --buckets K`
+Command add_plan(CLI::App& app);
+// `rungs inspect MODEL --extent E [--dump-passes]`
+Command add_inspect(CLI::App& app);
+// `rungs trace lognormal --median M --count C --max X --seed S`
+Command add_trace(CLI::App& app);
 
 }  // namespace rungs::cli

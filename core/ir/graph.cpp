@@ -462,6 +462,19 @@ void Graph::output(std::string name, Value v) {
 
 Shape Graph::shape(Value v) const { return node_of(*impl_, v, "shape").shape; }
 size_t Graph::node_count() const { return impl_->nodes.size(); }
+
+std::vector<std::pair<std::string, Shape>> Graph::inputs() const {
+  std::vector<std::pair<std::string, Shape>> out;
+  for (const Node& n : impl_->nodes)
+    if (n.op == Op::Input) out.emplace_back(n.name, n.shape);
+  return out;
+}
+
+std::vector<std::pair<std::string, Shape>> Graph::outputs() const {
+  std::vector<std::pair<std::string, Shape>> out;
+  for (const auto& [name, id] : impl_->outputs) out.emplace_back(name, impl_->nodes[id].shape);
+  return out;
+}
 std::string Graph::to_text() const { return ir::to_text(*impl_); }
 
 }  // namespace rungs

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rungs/types.hpp"
@@ -69,6 +71,9 @@ class Graph {
 
   Shape shape(Value v) const;
   size_t node_count() const;
+  // The inputs and outputs declared so far, in order, with their shapes.
+  std::vector<std::pair<std::string, Shape>> inputs() const;
+  std::vector<std::pair<std::string, Shape>> outputs() const;
   std::string to_text() const;  // readable dump, one node a line
 
   // JSON (de)serialization of the whole graph, constants included. from_json throws

@@ -4,6 +4,7 @@
 #include "rungs/error.hpp"
 #include "rungs/graph.hpp"
 #include "rungs/hir.hpp"
+#include "rungs/model.hpp"
 #include "rungs/session.hpp"
 #include "rungs/types.hpp"
 #include "rungs/version.hpp"

@@ -1,0 +1,106 @@
+// rungs/model.hpp: model files. A model is a JSON description of a HirModule whose shapes may
+// name one symbolic bucket dimension (for example "seq"), with its weights in a .safetensors file
+// beside it. The format is documented in docs/model-format.md.
+//
+//   Model m = rungs::load_model("examples/models/encoder.json");
+//   cache.ensure_hir_with_params(key, [&](uint64_t upper) { return m.build(upper); }, {});
+//
+// Every malformed file throws Error(ParseError) naming the file, the field or tensor at fault and
+// what was expected, on any byte sequence.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rungs/hir.hpp"
+#include "rungs/types.hpp"
+
+namespace rungs {
+
+// How a tensor is stored in a .safetensors file. Values are always handed out as f32.
+enum class TensorDType { F32, BF16, F16 };
+std::string_view to_string(TensorDType dtype);  // "F32", "BF16", "F16" (the safetensors spelling)
+
+struct ModelInput {
+  std::string name;
+  Shape shape;  // at the extent asked for
+};
+
+struct ModelParam {
+  std::string name;
+  Shape shape;
+  TensorDType dtype = TensorDType::F32;  // as stored in the weights file (F32 without weights)
+};
+
+class Model {
+ public:
+  // Parses and checks a model description (no weights): every field, every value reference, and
+  // the HirModule it describes (built at two probe extents, so a param whose shape would depend
+  // on the bucket dim is refused). `source` names the text in error messages.
+  static Model parse(std::string_view json_text, std::string_view source = "model.json");
+
+  Model(const Model& other);
+  Model& operator=(const Model& other);
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  const std::string& name() const;
+  const std::string& bucket_dim() const;  // empty for a model with fully static shapes
+  const std::string& description() const;
+
+  // Input names and shapes with the bucket dim set to `extent`.
+  std::vector<ModelInput> inputs(uint64_t extent) const;
+  std::vector<std::string> output_names() const;
+  // Every param the HirModule creates, in creation order, with its stored dtype.
+  const std::vector<ModelParam>& params() const;
+  size_t param_count() const;  // total number of values over all params
+
+  // The HirModule at `extent` (1 <= extent <= max_extent()); extent is ignored without a bucket dim.
+  HirModule build_module(uint64_t extent) const;
+  // The module and its weights: exactly what BucketedCompileCache::ensure_hir_with_params takes.
+  // Throws Error(ParamNotSet) when the model has no weights yet.
+  std::pair<HirModule, ParamMap> build(uint64_t extent) const;
+  static constexpr uint64_t max_extent() { return (uint64_t{1} << 31) - 1; }
+
+  bool has_weights() const;
+  const ParamMap& weights() const;  // empty without weights
+  // Attaches weights: exactly the model's params, each with its shape and size. Throws
+  // UnknownName (a tensor the model does not create), MissingInput (a param without a tensor) or
+  // ShapeMismatch, naming the tensor and both shapes; the model is unchanged on error.
+  // `stored` records the format the values came from (they are f32 in memory either way).
+  void set_weights(ParamMap weights, TensorDType stored = TensorDType::F32);
+
+  // The canonical JSON text of the description; "weights" names `weights_file` when non-empty.
+  std::string to_json(std::string_view weights_file = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  friend Model load_model(const std::string&);
+  friend Model load_model_from_bytes(std::string_view, std::span<const uint8_t>, std::string_view);
+};
+
+// Reads `path` (the JSON description) and the weights file it names, resolved relative to the
+// JSON file's folder. Throws Error(ParseError) naming the file at fault.
+Model load_model(const std::string& path);
+// The same from memory (browsers have no files): the description's "weights" field is ignored
+// and `safetensors` is used instead. `name` prefixes error messages (e.g. "encoder").
+Model load_model_from_bytes(std::string_view json_text, std::span<const uint8_t> safetensors,
+                            std::string_view name = "model");
+
+// Writes `json_path` and the weights beside it (same stem, ".safetensors"), every tensor stored
+// as `dtype`. Throws Error(ParamNotSet) for a model without weights, Error(InvalidArgument) when a
+// file cannot be written.
+void save_model(const Model& model, const std::string& json_path, TensorDType dtype = TensorDType::F32);
+// The weights as safetensors bytes (what save_model writes), every tensor stored as `dtype`.
+std::vector<uint8_t> model_weights_bytes(const Model& model, TensorDType dtype = TensorDType::F32);
+
+}  // namespace rungs
