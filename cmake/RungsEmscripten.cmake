@@ -8,3 +8,10 @@
 #   ALLOW_MEMORY_GROWTH  models and arenas are sized at run time.
 add_compile_options(-fexceptions -msimd128)
 add_link_options(-fexceptions -sALLOW_MEMORY_GROWTH=1)
+
+# Debian's em++ runs its JS optimizer with node at link time and needs Debian's node modules
+# ("Cannot find module 'acorn'" otherwise). The presets set NODE_PATH, but a plain
+# `cmake --build build/wasm-release` from a shell without it must work too.
+if(EXISTS "/usr/share/nodejs/acorn")
+  set(CMAKE_CXX_LINKER_LAUNCHER "${CMAKE_COMMAND};-E;env;NODE_PATH=/usr/share/nodejs")
+endif()

@@ -11,7 +11,7 @@ file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 
 step(${CMAKE_COMMAND} --install "${RUNGS_BUILD_DIR}" --prefix "${prefix}")
-foreach(f include/rungs/graph.hpp include/rungs/session.hpp lib/librungs.a
+foreach(f include/rungs/rungs.hpp include/rungs/graph.hpp lib/librungs.a
           lib/cmake/rungs/rungsConfig.cmake lib/cmake/rungs/rungsConfigVersion.cmake
           lib/cmake/rungs/rungsTargets.cmake)
   if(NOT EXISTS "${prefix}/${f}")

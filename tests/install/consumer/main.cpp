@@ -1,9 +1,6 @@
 // Builds input -> relu -> output with the installed rungs, compiles it for Device::Cpu, runs it and
 // checks every value against max(x, 0). Exit code 0 only if all of that worked.
-#include <rungs/error.hpp>
-#include <rungs/graph.hpp>
-#include <rungs/session.hpp>
-#include <rungs/version.hpp>
+#include <rungs/rungs.hpp>
 
 #include <cstdio>
 #include <vector>
