@@ -11,6 +11,14 @@
 
 #include "rungs/rungs.hpp"
 
+// Tests that start std::threads skip themselves in a wasm build without pthreads (the npm
+// module is single-threaded so it loads in pages without cross-origin isolation).
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+#define RUNGS_SKIP_WITHOUT_THREADS() GTEST_SKIP() << "this wasm build has no threads"
+#else
+#define RUNGS_SKIP_WITHOUT_THREADS() (void)0
+#endif
+
 namespace rungs::testing {
 
 // Runs f and checks it throws rungs::Error with `code` and a message containing `needle`.

@@ -1,6 +1,8 @@
 // CompileCache: exact keys, LRU by count, byte budget, refusal of an entry bigger than the budget.
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <atomic>
 #include <future>
 #include <stdexcept>
@@ -113,6 +115,7 @@ TEST(CompileCache, ThrowingBuildStoresNothingAndRetries) {
 }
 
 TEST(CompileCache, OneKeyCompilesOnceUnderARace) {
+  RUNGS_SKIP_WITHOUT_THREADS();
   CompileCache c(Device::Reference, 4);
   std::atomic<int> builds{0};
   auto build = [&](uint64_t k) {

@@ -4,6 +4,8 @@
 // (tests/cache/README.md).
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -28,6 +30,7 @@ Graph scaled_rows(uint64_t upper) {
 }
 
 TEST(BucketedCacheThreads, StressManyThreadsManyKeysEachBucketCompilesOnce) {
+  RUNGS_SKIP_WITHOUT_THREADS();
   auto c = BucketedCompileCache::power_of_two_ladder(Device::Reference, 4, 128);  // 6 buckets
   std::mutex m;
   std::map<uint64_t, int> builds;  // upper -> build calls
@@ -97,6 +100,7 @@ TEST(BucketedCacheThreads, StressManyThreadsManyKeysEachBucketCompilesOnce) {
 }
 
 TEST(BucketedCacheThreads, SlowCompileDoesNotBlockOtherBuckets) {
+  RUNGS_SKIP_WITHOUT_THREADS();
   auto c = BucketedCompileCache::power_of_two_ladder(Device::Reference, 8, 64);
   std::promise<void> release_slow;
   std::shared_future<void> released = release_slow.get_future().share();
@@ -119,6 +123,7 @@ TEST(BucketedCacheThreads, SlowCompileDoesNotBlockOtherBuckets) {
 }
 
 TEST(BucketedCacheThreads, WaitersOnTheSameBucketGetTheOneGraph) {
+  RUNGS_SKIP_WITHOUT_THREADS();
   auto c = BucketedCompileCache::power_of_two_ladder(Device::Reference, 8, 8);
   std::atomic<int> builds{0};
   auto slow = [&](uint64_t u) {
@@ -135,6 +140,7 @@ TEST(BucketedCacheThreads, WaitersOnTheSameBucketGetTheOneGraph) {
 }
 
 TEST(BucketedCacheThreads, FailedCompileWakesWaitersWhoRetry) {
+  RUNGS_SKIP_WITHOUT_THREADS();
   auto c = BucketedCompileCache::power_of_two_ladder(Device::Reference, 8, 8);
   std::atomic<int> attempts{0};
   auto flaky = [&](uint64_t u) {

@@ -1,6 +1,8 @@
 // Session / CompiledGraph: the vertical slice and every error of run and set_param (api.md 4).
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <cmath>
 #include <thread>
 
@@ -64,6 +66,7 @@ TEST_P(RunTest, RunErrorsLeaveGraphUsable) {
 }
 
 TEST_P(RunTest, ConcurrentRuns) {
+  RUNGS_SKIP_WITHOUT_THREADS();
   Graph g;
   auto x = g.input("x", {64, 32});
   auto w = g.param("w", {32, 32});
