@@ -67,7 +67,7 @@ SchemeResult run_scheme(const Model& model, const ModelIo& io, const LadderSpec&
   r.buckets = ladder_for(spec, trace);
   Device device = o.device == "reference" ? Device::Reference : Device::Cpu;
   auto cache = BucketedCompileCache::with_policy(device, r.buckets, policy_of(o.policy));
-  cache.set_active_extent(o.active_extent);
+  cache.set_active_extent(o.active_extent || spec.active);
   CompileOptions copt;
   copt.threads = o.threads;
   std::vector<size_t> output_inners;
@@ -114,7 +114,7 @@ std::string mode_of(const BucketStats& b) {
   return "mixed";
 }
 
-nlohmann::json scheme_json(const SchemeResult& r, bool active) {
+nlohmann::json scheme_json(const SchemeResult& r, bool active) {  // active: this scheme ran with active extent
   const CacheStats& s = r.stats;
   nlohmann::json j = {{"ladder", r.spec},
                       {"active_extent", active},
@@ -194,7 +194,8 @@ int run_bench(const BenchOptions& o) {
                         {"policy", o.policy},
                         {"threads", o.threads}};
     j["schemes"] = nlohmann::json::array();
-    for (const auto& r : results) j["schemes"].push_back(scheme_json(r, o.active_extent));
+    for (size_t k = 0; k < results.size(); ++k)
+      j["schemes"].push_back(scheme_json(results[k], o.active_extent || specs[k].active));
     std::cout << j.dump(2) << '\n';
   } else if (o.format == "csv") {
     std::cout << "scheme,range_start,range_end,extent,hits,compiles,compile_ms,run_ms,actual_rows,padded_rows,waste,mode\n";
@@ -231,12 +232,13 @@ Command add_bench(CLI::App& app) {
   cmd->add_option("model", o->model, "Model description (.json with its .safetensors beside it)")->required();
   cmd->add_option("--ladder", o->ladder,
                   "Bucket scheme: pow2:MIN:MAX, geo:MIN:MAX:RATIO, lin:MIN:MAX:STEP, list:E1,E2,..., optimal:K, "
-                  "exact, one:MAX; +head adds {1,2,4}");
+                  "exact, one:MAX; +head adds {1,2,4}, +active runs it with active extent");
   auto* tr = cmd->add_option("--trace", o->trace, "Request lengths, one a line")->check(CLI::ExistingFile);
   auto* sy = cmd->add_option("--synthetic", o->synthetic, "lognormal:MEDIAN:COUNT[:MAX[:SEED]]");
   tr->excludes(sy);
   cmd->add_option("--compare", o->compare, "More schemes to run on the same trace, side by side")->delimiter(',');
-  cmd->add_flag("--active-extent", o->active_extent, "Compute only the real rows where the graph allows it");
+  cmd->add_flag("--active-extent", o->active_extent,
+                "Every scheme computes only the real rows where the graph allows it (or +active on one spec)");
   cmd->add_option("--threads", o->threads, "Kernel threads (0 = all hardware threads)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--policy", o->policy, "Weight storage")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();
   cmd->add_option("--device", o->device, "Backend")->check(CLI::IsMember({"cpu", "reference"}))->capture_default_str();

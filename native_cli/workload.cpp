@@ -44,10 +44,16 @@ LadderSpec parse_ladder_spec(const std::string& spec) {
   LadderSpec s;
   s.text = spec;
   std::string body = spec;
-  const std::string head = "+head";
-  if (body.size() > head.size() && body.compare(body.size() - head.size(), head.size(), head) == 0) {
-    s.head = true;
-    body.resize(body.size() - head.size());
+  // Suffixes in any order: +head (the {1, 2, 4} head buckets), +active (active extent).
+  for (bool again = true; again;) {
+    again = false;
+    for (const std::string suffix : {"+head", "+active"}) {
+      if (body.size() > suffix.size() && body.compare(body.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        (suffix == "+head" ? s.head : s.active) = true;
+        body.resize(body.size() - suffix.size());
+        again = true;
+      }
+    }
   }
   auto parts = split(body, ':');
   if (parts.empty() || parts[0].empty())

@@ -21,12 +21,13 @@ struct UsageError {
 
 // A parsed --ladder SPEC: pow2:MIN:MAX, geo:MIN:MAX:RATIO, lin:MIN:MAX:STEP, list:E1,E2,...,
 // optimal:K, exact (one bucket per distinct trace length), one:MAX (a single bucket); each may end
-// in "+head" for the {1, 2, 4} head buckets.
+// in "+head" for the {1, 2, 4} head buckets and/or "+active" for active extent.
 struct LadderSpec {
   std::string text;
   std::string kind;
   std::vector<double> args;
   bool head = false;
+  bool active = false;
 };
 LadderSpec parse_ladder_spec(const std::string& spec);
 // The buckets of a spec; `optimal` and `exact` fit the trace.

@@ -82,6 +82,15 @@ TEST(Cli, BenchActiveExtentComputesRealRowsOnly) {
   auto s = json_of(r)["schemes"][0];
   EXPECT_EQ(s["computed_rows"], s["actual_rows"]);
   EXPECT_EQ(s["buckets"][0]["mode"], "active");
+  // +active on one spec: only that scheme skips the padding.
+  Result m = cli("bench " + kModels + "mlp.json --synthetic lognormal:8:30:32:5 --ladder one:32 --compare one:32+active "
+                 "--threads 1 --format json");
+  ASSERT_EQ(m.code, 0) << m.out;
+  auto j = json_of(m);
+  EXPECT_EQ(j["schemes"][0]["buckets"][0]["mode"], "padded");
+  EXPECT_EQ(j["schemes"][1]["buckets"][0]["mode"], "active");
+  EXPECT_EQ(j["schemes"][1]["active_extent"], true);
+  EXPECT_LT(j["schemes"][1]["computed_rows"].get<uint64_t>(), j["schemes"][0]["computed_rows"].get<uint64_t>());
 }
 
 TEST(Cli, BenchTableAndCsv) {
