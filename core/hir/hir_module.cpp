@@ -33,6 +33,20 @@ void check_block_name(const Graph& g, const std::string& name, const char* block
                                            "'); give each block its own name");
 }
 
+// Runs a block's lowering; if it throws part way (a name clash, a shape the builder refuses), the
+// nodes it added are removed again, so a failed call leaves the module unchanged.
+template <class F>
+Value rollback_on_error(Graph& g, F&& lower) {
+  const size_t nodes = g.node_count(), outputs = g.impl().outputs.size();
+  try {
+    return lower();
+  } catch (...) {
+    g.impl().nodes.resize(nodes);
+    g.impl().outputs.resize(outputs);
+    throw;
+  }
+}
+
 }  // namespace
 
 HirModule::HirModule() = default;
@@ -48,47 +62,34 @@ Value HirModule::linear(Value x, std::string name, int64_t out_features, Activat
   if (out_features < 1)
     fail(ErrorCode::InvalidArgument, "linear '" + name + "': out_features must be >= 1, got " +
                                          std::to_string(out_features));
-  // A failure part way (e.g. a name clash in the graph) rolls the module back to where it was.
-  const size_t nodes_before = graph_.node_count();
-  try {
+  return rollback_on_error(graph_, [&] {
     Value w = add_param(name + ".weight", {xs.back(), out_features});
     Value y = xs.size() == 1 ? graph_.matmul(graph_.reshape(x, {1, xs[0]}), w) : graph_.matmul(x, w);
     if (xs.size() == 1) y = graph_.reshape(y, {out_features});
     if (bias) y = graph_.add(y, add_param(name + ".bias", {out_features}));
     return activate(graph_, y, act);
-  } catch (...) {
-    graph_.impl().nodes.resize(nodes_before);
-    throw;
-  }
+  });
 }
 
 Value HirModule::layer_norm(Value x, std::string name, float eps) {
   check_block_name(graph_, name, "layer_norm");
   Shape xs = graph_.shape(x);
   if (xs.empty()) fail(ErrorCode::ShapeMismatch, "layer_norm '" + name + "': x must have rank >= 1, got []");
-  const size_t nodes_before = graph_.node_count();
-  try {
+  return rollback_on_error(graph_, [&] {
     Value gamma = add_param(name + ".gamma", {xs.back()});
     Value beta = add_param(name + ".beta", {xs.back()});
     return graph_.layer_norm(x, gamma, beta, eps);
-  } catch (...) {
-    graph_.impl().nodes.resize(nodes_before);
-    throw;
-  }
+  });
 }
 
 Value HirModule::rms_norm(Value x, std::string name, float eps) {
   check_block_name(graph_, name, "rms_norm");
   Shape xs = graph_.shape(x);
   if (xs.empty()) fail(ErrorCode::ShapeMismatch, "rms_norm '" + name + "': x must have rank >= 1, got []");
-  const size_t nodes_before = graph_.node_count();
-  try {
+  return rollback_on_error(graph_, [&] {
     Value gamma = add_param(name + ".gamma", {xs.back()});
     return graph_.rms_norm(x, gamma, eps);
-  } catch (...) {
-    graph_.impl().nodes.resize(nodes_before);
-    throw;
-  }
+  });
 }
 
 Value HirModule::self_attention(Value x, std::string name, int heads, std::optional<Value> key_mask, bool causal) {
@@ -99,8 +100,7 @@ Value HirModule::self_attention(Value x, std::string name, int heads, std::optio
   if (heads < 1 || xs[2] % heads != 0)
     fail(ErrorCode::InvalidArgument, "self_attention '" + name + "': heads=" + std::to_string(heads) +
                                          " must be >= 1 and divide the width " + std::to_string(xs[2]));
-  const size_t nodes_before = graph_.node_count();
-  try {
+  return rollback_on_error(graph_, [&] {
     int64_t d = xs[2];
     Value q = linear(x, name + ".q", d);
     Value k = linear(x, name + ".k", d);
@@ -111,24 +111,17 @@ Value HirModule::self_attention(Value x, std::string name, int heads, std::optio
     opt.key_mask = key_mask;
     Value a = graph_.attention(q, k, v, opt);
     return linear(a, name + ".o", d);
-  } catch (...) {
-    graph_.impl().nodes.resize(nodes_before);
-    throw;
-  }
+  });
 }
 
 Value HirModule::mlp(Value x, std::string name, int64_t hidden, Activation act) {
   check_block_name(graph_, name, "mlp");
   Shape xs = graph_.shape(x);
   if (xs.empty()) fail(ErrorCode::ShapeMismatch, "mlp '" + name + "': x must have rank >= 1, got []");
-  const size_t nodes_before = graph_.node_count();
-  try {
+  return rollback_on_error(graph_, [&] {
     Value h = linear(x, name + ".up", hidden, act);
     return linear(h, name + ".down", xs.back());
-  } catch (...) {
-    graph_.impl().nodes.resize(nodes_before);
-    throw;
-  }
+  });
 }
 
 Value HirModule::embedding(Value ids, std::string name, int64_t vocab, int64_t dim) {
@@ -137,14 +130,10 @@ Value HirModule::embedding(Value ids, std::string name, int64_t vocab, int64_t d
   if (vocab < 1 || dim < 1)
     fail(ErrorCode::InvalidArgument, "embedding '" + name + "': vocab and dim must be >= 1, got " +
                                          std::to_string(vocab) + " and " + std::to_string(dim));
-  const size_t nodes_before = graph_.node_count();
-  try {
+  return rollback_on_error(graph_, [&] {
     Value table = add_param(name + ".table", {vocab, dim});
     return graph_.gather(table, ids);
-  } catch (...) {
-    graph_.impl().nodes.resize(nodes_before);
-    throw;
-  }
+  });
 }
 
 Value HirModule::mean_pool(Value x, std::optional<Value> mask) {
@@ -168,15 +157,7 @@ Value HirModule::add(Value a, Value b) { return graph_.add(a, b); }
 Value HirModule::mir(std::function<Value(Graph&, std::span<const Value>)> op, std::vector<Value> args) {
   if (!op) fail(ErrorCode::InvalidArgument, "mir: the op function is empty");
   for (Value v : args) graph_.shape(v);
-  const size_t nodes_before = graph_.node_count();
-  const size_t outputs_before = graph_.impl().outputs.size();
-  try {
-    return op(graph_, std::span<const Value>(args));
-  } catch (...) {
-    graph_.impl().nodes.resize(nodes_before);
-    graph_.impl().outputs.resize(outputs_before);
-    throw;
-  }
+  return rollback_on_error(graph_, [&] { return op(graph_, std::span<const Value>(args)); });
 }
 
 void HirModule::output(std::string name, Value v) { graph_.output(std::move(name), v); }
