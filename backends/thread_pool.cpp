@@ -9,6 +9,9 @@
 namespace rungs::backend {
 
 ThreadPool::ThreadPool(int workers) {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  workers = 0;  // a wasm build without pthreads cannot start threads: parallel_for runs serially
+#endif
   for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { worker_loop(); });
 }
 

@@ -17,7 +17,8 @@ namespace rungs::backend {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int workers);  // threads besides the caller; 0 = serial
+  explicit ThreadPool(int workers);  // threads besides the caller; 0 = serial (always, in a
+                                     // wasm build without pthreads)
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
