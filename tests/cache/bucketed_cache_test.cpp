@@ -2,6 +2,8 @@
 // lazy compiles and build-call counts, nullopt paths, validation, policy, params, run_padded and
 // run_padded_mixed, retry after a throwing build, stats.
 #include <gtest/gtest.h>
+
+#include "test_util.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -18,16 +20,7 @@ namespace {
 
 using R = std::vector<Range>;
 
-template <class Fn>
-void expect_error(Fn&& fn, ErrorCode code, const std::string& substring) {
-  try {
-    fn();
-    FAIL() << "expected an Error containing '" << substring << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
-  }
-}
+using rungs::testing::expect_error;
 
 // x [upper, 2] -> y = x * [2, 3] (row-local), total = sum of x over rows ([2], extent-free).
 Graph rows_graph(uint64_t upper) {

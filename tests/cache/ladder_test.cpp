@@ -2,6 +2,8 @@
 // the trace generator, and every validation error.
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -17,16 +19,7 @@ namespace {
 
 using R = std::vector<Range>;
 
-template <class Fn>
-void expect_error(Fn&& fn, ErrorCode code, const std::string& substring) {
-  try {
-    fn();
-    FAIL() << "expected an Error containing '" << substring << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
-  }
-}
+using rungs::testing::expect_error;
 
 std::vector<uint64_t> uppers(const R& r) {
   std::vector<uint64_t> out;

@@ -12,16 +12,7 @@ namespace {
 
 using namespace rungs;
 
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "no error thrown, expected " << to_string(code);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-  }
-}
+using rungs::testing::expect_error;
 
 class RunTest : public ::testing::TestWithParam<Device> {};
 

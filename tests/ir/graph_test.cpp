@@ -1,6 +1,8 @@
 // Graph builder: shape inference, broadcasting, and error messages that name the op and shapes.
 #include <gtest/gtest.h>
 
+#include "test_util.hpp"
+
 #include "rungs/rungs.hpp"
 
 namespace {
@@ -9,16 +11,7 @@ using rungs::ErrorCode;
 using rungs::Graph;
 using rungs::Shape;
 
-template <typename F>
-void expect_error(F&& f, ErrorCode code, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "no error thrown, expected " << rungs::to_string(code);
-  } catch (const rungs::Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
-  }
-}
+using rungs::testing::expect_error;
 
 TEST(Graph, BroadcastingShapes) {
   Graph g;
