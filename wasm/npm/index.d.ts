@@ -1,6 +1,11 @@
-// Types of the rungs npm package. They describe wasm/bindings/register.cpp: keep them in step.
+// Types of the rungs npm package. They describe wasm/bindings/register.cpp and the wrappers in
+// index.js: keep the three in step (wasm/test/types/ type-checks an example against this file).
+//
+// Names mirror the C++ API (api.md sections 3 to 5) in camelCase. Values cross as Float32Array
+// (copied in and out: a view into the wasm heap would go stale when memory grows); keys, extents
+// and row counts are plain numbers (integers up to 2^53); `null` stands for C++ std::nullopt.
 
-/** Handle to a node of one Graph. Only meaningful with the Graph that made it. */
+/** Handle to a node of one Graph or HirModule. Only meaningful with the builder that made it. */
 export interface Value {
   readonly id: number;
 }
@@ -9,87 +14,441 @@ export interface Value {
 export type Shape = number[];
 
 /** An Embind enum value. */
-export interface DeviceValue {
+export interface EnumValue {
   readonly value: number;
 }
 
 /** Cpu: SIMD kernels (SIMD128 in wasm). Reference: plain scalar loops, the correctness oracle. */
 export declare const Device: {
-  readonly Cpu: DeviceValue;
-  readonly Reference: DeviceValue;
+  readonly Cpu: EnumValue;
+  readonly Reference: EnumValue;
 };
+export type DeviceValue = EnumValue;
+
+/** The activation a HirModule block applies. */
+export declare const Activation: {
+  readonly None: EnumValue;
+  readonly Relu: EnumValue;
+  readonly Gelu: EnumValue;
+  readonly GeluTanh: EnumValue;
+  readonly Silu: EnumValue;
+  readonly Tanh: EnumValue;
+  readonly Sigmoid: EnumValue;
+};
+
+/** How params are stored (math accumulates in f32): C++ PrecisionPolicy::f32() and friends. */
+export type PrecisionPolicy = 'f32' | 'bf16_weights' | 'f16_weights';
+export declare const PrecisionPolicy: {
+  f32(): PrecisionPolicy;
+  bf16Weights(): PrecisionPolicy;
+  f16Weights(): PrecisionPolicy;
+};
+
+export type ErrorCode =
+  | 'InvalidArgument'
+  | 'ShapeMismatch'
+  | 'UnknownName'
+  | 'MissingInput'
+  | 'ParamNotSet'
+  | 'OutOfRange'
+  | 'Unsupported'
+  | 'ParseError'
+  | 'Internal';
 
 /**
  * Every rungs call that fails throws a plain JS `Error` whose message is the C++ message (it names
- * the input, op or param at fault) with `code` set to the rungs ErrorCode name.
+ * the input, op or param at fault) with `code` set to the rungs ErrorCode name. The module and
+ * every object stay usable after an error.
  */
 export interface RungsError extends Error {
-  code:
-    | 'InvalidArgument'
-    | 'ShapeMismatch'
-    | 'UnknownName'
-    | 'MissingInput'
-    | 'ParamNotSet'
-    | 'OutOfRange'
-    | 'Unsupported'
-    | 'ParseError'
-    | 'Internal';
+  code: ErrorCode;
 }
 
-/** Objects backed by C++ memory: call delete() when done (the garbage collector will not). */
+/**
+ * Objects backed by C++ memory: call delete() (or declare them with `using`) when done. Handles
+ * the program forgets are also freed when garbage-collected, but at no predictable time.
+ */
 interface Deletable {
   delete(): void;
   isDeleted(): boolean;
+  [Symbol.dispose](): void;
+}
+
+export interface AttentionOptions {
+  /** q, k, v are [B, S, heads*head_dim]; k, v may have another S. Default 1. */
+  heads?: number;
+  /** Query i sees keys j <= i + (Sk - Sq). Default false. */
+  causal?: boolean;
+  /** [B, Sk] keep mask: >= 0.5 keeps the key. */
+  keyMask?: Value | null;
+  /** Default 1/sqrt(head_dim). */
+  scale?: number | null;
 }
 
 /** A primitive-op graph with static shapes and f32 values. */
 export declare class Graph implements Deletable {
   constructor();
+  /** A Graph from Graph.toJson() text (Error ParseError on malformed text). */
+  static fromJson(text: string): Graph;
   input(name: string, shape: Shape): Value;
   param(name: string, shape: Shape): Value;
+  constant(data: Float32Array, shape: Shape): Value;
+  matmul(a: Value, b: Value): Value;
+  add(a: Value, b: Value): Value;
+  sub(a: Value, b: Value): Value;
+  mul(a: Value, b: Value): Value;
+  div(a: Value, b: Value): Value;
+  maximum(a: Value, b: Value): Value;
+  minimum(a: Value, b: Value): Value;
   relu(x: Value): Value;
+  gelu(x: Value): Value;
+  geluTanh(x: Value): Value;
+  silu(x: Value): Value;
+  sigmoid(x: Value): Value;
+  tanh(x: Value): Value;
+  exp(x: Value): Value;
+  log(x: Value): Value;
+  sqrt(x: Value): Value;
+  rsqrt(x: Value): Value;
+  neg(x: Value): Value;
+  abs(x: Value): Value;
+  softmax(x: Value, axis?: number): Value;
+  layerNorm(x: Value, gamma: Value, beta: Value, eps?: number): Value;
+  rmsNorm(x: Value, gamma: Value, eps?: number): Value;
+  sum(x: Value, axes: number[], keepDims?: boolean): Value;
+  mean(x: Value, axes: number[], keepDims?: boolean): Value;
+  max(x: Value, axes: number[], keepDims?: boolean): Value;
+  reshape(x: Value, shape: Shape): Value;
+  transpose(x: Value, perm: number[]): Value;
+  slice(x: Value, axis: number, start: number, length: number): Value;
+  concat(xs: Value[], axis: number): Value;
+  gather(table: Value, indices: Value): Value;
+  attention(q: Value, k: Value, v: Value, options?: AttentionOptions): Value;
   /** Outputs keep the order of these calls. */
   output(name: string, v: Value): void;
   shape(v: Value): Shape;
   nodeCount(): number;
+  inputs(): NamedShape[];
+  outputs(): NamedShape[];
   toText(): string;
+  toJson(): string;
   delete(): void;
   isDeleted(): boolean;
+  [Symbol.dispose](): void;
+}
+
+export interface NamedShape {
+  name: string;
+  shape: Shape;
+}
+
+/** The block-level builder; lowers to a Graph and names its own params. */
+export declare class HirModule implements Deletable {
+  constructor();
+  input(name: string, shape: Shape): Value;
+  /** Params name.weight [in, out] and name.bias [out]. Defaults: Activation.None, bias true. */
+  linear(x: Value, name: string, outFeatures: number, act?: EnumValue, bias?: boolean): Value;
+  layerNorm(x: Value, name: string, eps?: number): Value;
+  rmsNorm(x: Value, name: string, eps?: number): Value;
+  selfAttention(x: Value, name: string, heads: number, keyMask?: Value | null, causal?: boolean): Value;
+  mlp(x: Value, name: string, hidden: number, act?: EnumValue): Value;
+  embedding(ids: Value, name: string, vocab: number, dim: number): Value;
+  meanPool(x: Value, mask?: Value | null): Value;
+  add(a: Value, b: Value): Value;
+  output(name: string, v: Value): void;
+  shape(v: Value): Shape;
+  lower(): Graph;
+  /** Every param it created, in creation order. */
+  params(): NamedShape[];
+  delete(): void;
+  isDeleted(): boolean;
+  [Symbol.dispose](): void;
+}
+
+export interface CompileOptions {
+  /** false: one kernel per primitive op. Default true. */
+  fusion?: boolean;
+  /** Ignored in wasm (single-threaded). */
+  threads?: number;
+  /** Default: the Session's (or the cache's) policy, else 'f32'. */
+  policy?: PrecisionPolicy | null;
+  /** Keep the IR text after each pass that changed it (report().passes[i].irAfter). */
+  dumpPasses?: boolean;
+  /** Refuse (OutOfRange, before allocating) a compile whose arena would exceed this. */
+  maxArenaBytes?: number | null;
+}
+
+export interface PassReport {
+  name: string;
+  ms: number;
+  nodesBefore: number;
+  nodesAfter: number;
+  changed: boolean;
+  irAfter: string;
+}
+
+export interface KernelReport {
+  /** The IR op, e.g. "fused_matmul". */
+  op: string;
+  /** The kernel that runs it, e.g. "gemm[wasm]+bias+gelu". */
+  kernel: string;
+  shape: Shape;
 }
 
 export interface CompileReport {
-  /** "wasm", "scalar", ... */
+  /** "wasm" (SIMD128) or "scalar" (Device.Reference). */
   isa: string;
   device: string;
+  policy: string;
   threads: number;
+  passes: PassReport[];
+  kernels: KernelReport[];
   arenaBytes: number;
+  intermediateBytes: number;
+  paramBytes: number;
   compileMs: number;
+  /** CompileReport::to_text(): the readable summary the CLI prints. */
+  text: string;
 }
 
-/** A graph compiled for one device. Made by Session.compile. */
+/**
+ * A graph compiled for one device. Made by Session.compile; the cache hands out graphs it owns
+ * (deleting such a handle releases the handle, not the cache's graph).
+ */
 export declare class CompiledGraph implements Deletable {
   private constructor();
-  /** One Float32Array per output, in declared order. Inputs are copied. */
+  /** One Float32Array per output, in declared order. Inputs are copied in once each. */
   run(inputs: Record<string, Float32Array>): Float32Array[];
   setParam(name: string, data: Float32Array): void;
   inputNames(): string[];
   outputNames(): string[];
   inputShape(name: string): Shape;
   outputShape(name: string): Shape;
+  paramNames(): string[];
+  paramShape(name: string): Shape;
+  paramIsSet(name: string): boolean;
   report(): CompileReport;
+  /** Active extent (docs/active-extent.md): can this graph compute only the real rows? */
+  prepareActiveRows(extent: number): boolean;
+  activeRowsSupported(): boolean;
+  activeRowsReason(): string;
+  runRows(inputs: Record<string, Float32Array>, rows: number): Float32Array[];
+  elementsComputed(): number;
   delete(): void;
   isDeleted(): boolean;
+  [Symbol.dispose](): void;
 }
 
 export declare class Session implements Deletable {
   constructor(device: DeviceValue);
-  compile(graph: Graph): CompiledGraph;
+  withPolicy(policy: PrecisionPolicy): Session;
+  compile(graph: Graph, options?: CompileOptions): CompiledGraph;
+  compileHir(module: HirModule, options?: CompileOptions): CompiledGraph;
   delete(): void;
   isDeleted(): boolean;
+  [Symbol.dispose](): void;
 }
+
+/** A half-open key range [start, end): the bucket compiles at upper = end - 1. */
+export interface Range {
+  start: number;
+  end: number;
+}
+
+export interface BucketEntry {
+  /** The extent the bucket's graph was compiled for (range.end - 1). */
+  upper: number;
+  /** Owned by the cache; stays valid while this handle lives, even after cache.delete(). */
+  graph: CompiledGraph;
+}
+
+/** build(upper) for getOrCompile / runPadded: a new Graph; the cache deletes it after compiling. */
+export type GraphBuild = (upper: number) => Graph;
+/** build(upper) for getOrCompileHir: a new HirModule; the cache deletes it after compiling. */
+export type HirBuild = (upper: number) => HirModule;
+/** Params as plain object or Map of name to values. */
+export type ParamMap = Record<string, Float32Array> | Map<string, Float32Array>;
+export type GraphWithParamsBuild = (upper: number) => [Graph, ParamMap];
+export type HirWithParamsBuild = (upper: number) => [HirModule, ParamMap];
+
+export interface PaddedInput {
+  name: string;
+  /** [rows, inner] row-major. */
+  data: Float32Array;
+  inner: number;
+}
+
+export interface CacheRunInput {
+  name: string;
+  data: Float32Array;
+  /** null or absent: passed through unpadded. */
+  rowInner?: number | null;
+}
+
+export interface PaddedRun {
+  upper: number;
+  outputs: Float32Array[];
+}
+
+export interface BucketStats {
+  range: Range;
+  upper: number;
+  compiled: boolean;
+  hits: number;
+  compiles: number;
+  failedCompiles: number;
+  compileMs: number;
+  runs: number;
+  paddedRuns: number;
+  activeRuns: number;
+  actualRows: number;
+  paddedRows: number;
+  computedRows: number;
+  runMs: number;
+  overheadMs: number;
+  elementsComputed: number;
+  /** null until the bucket was prepared for active extent. */
+  activeSupported: boolean | null;
+  activeReason: string;
+  arenaBytes: number;
+  paramBytes: number;
+}
+
+export interface CacheStats {
+  buckets: BucketStats[];
+  hits: number;
+  compiles: number;
+  failedCompiles: number;
+  outOfRange: number;
+  compileMs: number;
+  runs: number;
+  paddedRuns: number;
+  activeRuns: number;
+  actualRows: number;
+  paddedRows: number;
+  computedRows: number;
+  runMs: number;
+  overheadMs: number;
+  elementsComputed: number;
+  arenaBytes: number;
+  paramBytesSummed: number;
+  weightBytes: number;
+  distinctWeightCopies: number;
+  /** paddedRows / actualRows (1 with no rows). */
+  waste: number;
+  /** computedRows / actualRows (1 with no rows). */
+  computeWaste: number;
+}
+
+/**
+ * Compile at max, run at less: one CompiledGraph per bucket of a ladder of key ranges, compiled
+ * lazily at the bucket's upper extent. A key outside every bucket gives null and never calls build.
+ * An exception thrown by build propagates unchanged and leaves the bucket uncompiled.
+ */
+export declare class BucketedCompileCache implements Deletable {
+  constructor(device: DeviceValue, buckets: Range[]);
+  static withPolicy(device: DeviceValue, buckets: Range[], policy: PrecisionPolicy | null): BucketedCompileCache;
+  static powerOfTwoLadder(device: DeviceValue, min: number, max: number): BucketedCompileCache;
+  static powerOfTwoLadderWithPolicy(
+    device: DeviceValue, min: number, max: number, policy: PrecisionPolicy | null): BucketedCompileCache;
+
+  getOrCompile(key: number, build: GraphBuild): BucketEntry | null;
+  getOrCompileWithOptions(key: number, build: GraphBuild, options: CompileOptions): BucketEntry | null;
+  getOrCompileHir(key: number, build: HirBuild): BucketEntry | null;
+  getOrCompileHirWithOptions(key: number, build: HirBuild, options: CompileOptions): BucketEntry | null;
+  ensureGraphWithParams(key: number, build: GraphWithParamsBuild, options?: CompileOptions): BucketEntry | null;
+  ensureHirWithParams(key: number, build: HirWithParamsBuild, options?: CompileOptions): BucketEntry | null;
+
+  bucketFor(key: number): number | null;
+  buckets(): Range[];
+  compiledCount(): number;
+  totalBuckets(): number;
+
+  /** build may also return [Graph|HirModule, ParamMap] (params uploaded on first compile). */
+  runPadded(key: number, actualRows: number, build: GraphBuild | HirBuild | GraphWithParamsBuild | HirWithParamsBuild,
+    inputs: PaddedInput[], outputInners: number[]): PaddedRun | null;
+  runPaddedMixed(key: number, actualRows: number, build: GraphBuild | HirBuild | GraphWithParamsBuild | HirWithParamsBuild,
+    inputs: CacheRunInput[], outputInners: number[]): PaddedRun | null;
+
+  /** Active extent: run only the real rows where the graph allows it (docs/active-extent.md). */
+  setActiveExtent(on: boolean): BucketedCompileCache;
+  activeExtent(): boolean;
+  stats(): CacheStats;
+  /** CacheStats::to_json(), the same text the CLI writes. */
+  statsJson(): string;
+  device(): DeviceValue;
+  policy(): PrecisionPolicy | null;
+  delete(): void;
+  isDeleted(): boolean;
+  [Symbol.dispose](): void;
+}
+
+/** data as [actual, inner] -> upper*inner values, zeros appended. */
+export declare function padRows(data: Float32Array, inner: number, upper: number): Float32Array;
+/** The first actual*inner values of data. */
+export declare function sliceRows(data: Float32Array, inner: number, actual: number): Float32Array;
+
+/** Ladders (rungs::ladder): bucket lists covering [1, max]. */
+export declare const ladder: {
+  readonly head: number[];
+  validate(buckets: Range[], who?: string): void;
+  powerOfTwo(min: number, max: number, head?: boolean): Range[];
+  geometric(min: number, max: number, ratio: number, head?: boolean): Range[];
+  linear(min: number, max: number, step: number, head?: boolean): Range[];
+  fromExtents(extents: number[], head?: boolean): Range[];
+  withHead(ladder: Range[], head?: number[]): Range[];
+  /** The ladder with at most maxBuckets buckets minimising padded rows over observedKeys. */
+  optimal(observedKeys: number[] | Uint32Array, maxBuckets: number): Range[];
+  expectedWaste(buckets: Range[], observedKeys: number[] | Uint32Array): number;
+  paddedRows(buckets: Range[], observedKeys: number[] | Uint32Array): number;
+  /** Reproducible log-normal request lengths, clipped to [1, max]. */
+  lognormalTrace(median: number, count: number, max: number, seed: number, sigma?: number): number[];
+};
+
+export interface ModelInput {
+  name: string;
+  shape: Shape;
+}
+
+export interface ModelParam {
+  name: string;
+  shape: Shape;
+  dtype: 'F32' | 'BF16' | 'F16';
+}
+
+/** A model description (docs/model-format.md) with its weights, loaded from bytes. */
+export declare class Model implements Deletable {
+  private constructor();
+  /** A description without weights. */
+  static parse(jsonText: string, source?: string): Model;
+  name(): string;
+  /** The symbolic bucket dimension ("seq"), or "" for a fully static model. */
+  bucketDim(): string;
+  description(): string;
+  inputs(extent: number): ModelInput[];
+  outputNames(): string[];
+  params(): ModelParam[];
+  paramCount(): number;
+  hasWeights(): boolean;
+  /** The module at `extent` and its weights: what ensureHirWithParams / runPadded build returns. */
+  build(extent: number): [HirModule, Record<string, Float32Array>];
+  buildModule(extent: number): HirModule;
+  toJson(weightsFile?: string): string;
+  /** The weights as safetensors bytes. */
+  weightsBytes(dtype?: 'F32' | 'BF16' | 'F16'): Uint8Array;
+  delete(): void;
+  isDeleted(): boolean;
+  [Symbol.dispose](): void;
+}
+
+/** A model from its JSON text and its .safetensors bytes (browsers have no files). */
+export declare function loadModel(jsonText: string | Uint8Array, safetensors: Uint8Array, source?: string): Model;
 
 /** The rungs library version, "MAJOR.MINOR.PATCH". */
 export declare function version(): string;
 
 /** The instruction set Device.Cpu kernels dispatch to: "wasm" (SIMD128) in this build. */
 export declare function cpuIsa(): string;
+
+/** Bytes the wasm heap holds now (the linear memory size) and bytes malloc has handed out. */
+export declare function heapStats(): { heapBytes: number; allocatedBytes: number };
