@@ -7,11 +7,12 @@
 #                  architecture (wasm) everywhere, so no inline function is compiled two ways.
 #   ALLOW_MEMORY_GROWTH  models and arenas are sized at run time.
 #   Debug builds check every memory access and every runtime call: ASSERTIONS=2 and SAFE_HEAP
-#   (an unaligned or out-of-heap load or store aborts with its address) - the wasm-debug preset,
-#   which scripts/test runs once.
+#   (an unaligned or out-of-heap load or store aborts with its address), with function names in
+#   stack traces (-g2) - the wasm-debug preset, which scripts/test runs once. That preset compiles
+#   at -O1: at -O0 with SAFE_HEAP the bundled encoder takes minutes per request.
 add_compile_options(-fexceptions -msimd128)
 add_link_options(-fexceptions -sALLOW_MEMORY_GROWTH=1)
-add_link_options($<$<CONFIG:Debug>:-sASSERTIONS=2> $<$<CONFIG:Debug>:-sSAFE_HEAP=1>)
+add_link_options($<$<CONFIG:Debug>:-sASSERTIONS=2> $<$<CONFIG:Debug>:-sSAFE_HEAP=1> $<$<CONFIG:Debug>:-g2>)
 
 # Debian's em++ runs its JS optimizer with node at link time and needs Debian's node modules
 # ("Cannot find module 'acorn'" otherwise). The presets set NODE_PATH, but a plain
