@@ -123,6 +123,7 @@ struct Built {
   std::variant<Graph, HirModule> source;
   ParamMap params;
 };
+inline Built to_built(Built b) { return b; }  // a build that already decided (the JS bindings)
 inline Built to_built(Graph g) { return {std::move(g), {}}; }
 inline Built to_built(HirModule m) { return {std::move(m), {}}; }
 inline Built to_built(std::pair<Graph, ParamMap> p) { return {std::move(p.first), std::move(p.second)}; }

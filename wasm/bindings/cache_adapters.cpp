@@ -1,0 +1,312 @@
+// BucketedCompileCache adapters (see adapters.hpp). `build` arrives as a JS function that index.js
+// has wrapped so it never throws (a JS exception unwinding through the cache would skip its
+// bookkeeping), or as a Model, whose build runs in C++ without copying weights through JS.
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <emscripten/bind.h>
+
+#include "adapters.hpp"
+
+namespace rungs::wasm {
+namespace {
+
+BucketedCompileCache& cache_of(const JsCache& js) {
+  if (!js.cache) fail(ErrorCode::InvalidArgument, "BucketedCompileCache: this cache failed to construct");
+  return *js.cache;
+}
+
+bool is_module_instance(const val& v, const char* class_name) {
+  return v.typeOf().as<std::string>() == "object" && !v.isNull() && v.instanceof(val::module_property(class_name));
+}
+
+std::string describe(const val& v) {
+  if (v.isUndefined()) return "undefined";
+  if (v.isNull()) return "null";
+  if (v.isArray()) return "an array of length " + std::to_string(v["length"].as<unsigned>());
+  return "a value of type " + v.typeOf().as<std::string>();
+}
+
+// Moves the C++ object out of a JS handle the build returned, then deletes the handle: the cache
+// takes what build gives, as it takes a C++ build's return value.
+template <class T>
+T take(const val& handle, uint64_t upper, const char* class_name) {
+  if (handle.call<bool>("isDeleted")) {
+    fail(ErrorCode::InvalidArgument,
+         "build(" + std::to_string(upper) + ") returned a " + class_name + " that was already deleted");
+  }
+  T* object = handle.as<T*>(emscripten::allow_raw_pointers());
+  T out = std::move(*object);
+  handle.call<void>("delete");
+  return out;
+}
+
+detail::Built call_build(const val& build, uint64_t upper) {
+  if (is_module_instance(build, "Model")) {
+    if (build.call<bool>("isDeleted")) fail(ErrorCode::InvalidArgument, "build: the Model was deleted");
+    auto [module, params] = build.as<Model*>(emscripten::allow_raw_pointers())->build(upper);
+    return {std::move(module), std::move(params)};
+  }
+  const std::string who = "build(" + std::to_string(upper) + ")";
+  const val result = build(static_cast<double>(upper));
+  val source = result;
+  ParamMap params;
+  if (result.isArray()) {
+    if (result["length"].as<unsigned>() != 2) {
+      fail(ErrorCode::InvalidArgument, who + " returned " + describe(result) + "; expected [Graph or HirModule, params]");
+    }
+    source = result[0];
+    params = to_param_map(result[1], who + " params");
+  }
+  if (is_module_instance(source, "Graph")) return {take<Graph>(source, upper, "Graph"), std::move(params)};
+  if (is_module_instance(source, "HirModule")) return {take<HirModule>(source, upper, "HirModule"), std::move(params)};
+  fail(ErrorCode::InvalidArgument, who + " returned " + describe(source) +
+                                       "; expected a Graph, a HirModule, or [Graph or HirModule, params]");
+}
+
+void check_build(const val& build, const char* who) {
+  if (build.typeOf().as<std::string>() != "function" && !is_module_instance(build, "Model")) {
+    fail(ErrorCode::InvalidArgument, std::string(who) + ": build must be a function (upper) => Graph or a Model");
+  }
+}
+
+val from_entry(const JsCache& js, const std::optional<BucketEntry>& entry) {
+  if (!entry) return val::null();
+  val out = val::object();
+  out.set("upper", static_cast<double>(entry->upper));
+  out.set("graph", GraphPtr(js.cache, entry->graph));  // aliases the cache: keeps it alive
+  return out;
+}
+
+std::vector<size_t> to_inners(const val& list, const std::string& what) {
+  std::vector<size_t> out;
+  for (uint64_t x : to_keys(list, what)) out.push_back(static_cast<size_t>(x));
+  return out;
+}
+
+val from_run(const std::optional<PaddedRun>& run) {
+  if (!run) return val::null();
+  val out = val::object();
+  out.set("upper", static_cast<double>(run->upper));
+  out.set("outputs", from_outputs(run->outputs));
+  return out;
+}
+
+// The inputs of runPadded / runPaddedMixed: names and copies owned here, spans handed to C++.
+struct RunInputs {
+  std::vector<std::string> names;
+  std::vector<std::vector<float>> data;
+  std::vector<std::optional<size_t>> inners;
+
+  RunInputs(const val& list, bool mixed, const std::string& what) {
+    if (!list.isArray()) fail(ErrorCode::InvalidArgument, what + ": inputs must be an array of {name, data, " +
+                                                             (mixed ? "rowInner}" : "inner}"));
+    const unsigned n = list["length"].as<unsigned>();
+    for (unsigned i = 0; i < n; ++i) {
+      const val item = list[i];
+      const std::string at = what + ": inputs[" + std::to_string(i) + "]";
+      if (item.typeOf().as<std::string>() != "object" || item.isNull() || !item["name"].isString()) {
+        fail(ErrorCode::InvalidArgument, at + " must be an object with a string name");
+      }
+      names.push_back(item["name"].as<std::string>());
+      const std::string named = at + " '" + names.back() + "'";
+      data.push_back(to_floats(item["data"], named + ".data"));
+      if (mixed) {
+        const val inner = item["rowInner"];
+        inners.push_back(is_nullish(inner) ? std::nullopt
+                                           : std::optional<size_t>(to_u64(inner, named + ".rowInner")));
+      } else {
+        inners.push_back(static_cast<size_t>(to_u64(item["inner"], named + ".inner")));
+      }
+    }
+  }
+};
+
+val from_bucket_stats(const BucketStats& b) {
+  val out = val::object();
+  val range = val::object();
+  range.set("start", static_cast<double>(b.range.start));
+  range.set("end", static_cast<double>(b.range.end));
+  out.set("range", range);
+  out.set("upper", static_cast<double>(b.upper));
+  out.set("compiled", b.compiled);
+  out.set("hits", static_cast<double>(b.hits));
+  out.set("compiles", static_cast<double>(b.compiles));
+  out.set("failedCompiles", static_cast<double>(b.failed_compiles));
+  out.set("compileMs", b.compile_ms);
+  out.set("runs", static_cast<double>(b.runs));
+  out.set("paddedRuns", static_cast<double>(b.padded_runs));
+  out.set("activeRuns", static_cast<double>(b.active_runs));
+  out.set("actualRows", static_cast<double>(b.actual_rows));
+  out.set("paddedRows", static_cast<double>(b.padded_rows));
+  out.set("computedRows", static_cast<double>(b.computed_rows));
+  out.set("runMs", b.run_ms);
+  out.set("overheadMs", b.overhead_ms);
+  out.set("elementsComputed", static_cast<double>(b.elements_computed));
+  out.set("activeSupported", b.active_supported ? val(*b.active_supported) : val::null());
+  out.set("activeReason", b.active_reason);
+  out.set("arenaBytes", static_cast<double>(b.arena_bytes));
+  out.set("paramBytes", static_cast<double>(b.param_bytes));
+  return out;
+}
+
+}  // namespace
+
+// Embind's `new` needs an object even when construction failed: index.js deletes it and throws.
+JsCache* cache_new(Device device, const val& buckets) {
+  JsCache* js = guarded([&] {
+    return new JsCache{std::make_shared<BucketedCompileCache>(device, to_ranges(buckets, "buckets"))};
+  });
+  return js ? js : new JsCache{};
+}
+
+JsCache* cache_with_policy(Device device, const val& buckets, const val& policy) {
+  return guarded([&] {
+    return new JsCache{std::make_shared<BucketedCompileCache>(BucketedCompileCache::with_policy(
+        device, to_ranges(buckets, "buckets"), to_policy(policy, "withPolicy: policy")))};
+  });
+}
+
+JsCache* cache_power_of_two(Device device, const val& min, const val& max) {
+  return guarded([&] {
+    return new JsCache{std::make_shared<BucketedCompileCache>(BucketedCompileCache::power_of_two_ladder(
+        device, to_u64(min, "powerOfTwoLadder: min"), to_u64(max, "powerOfTwoLadder: max")))};
+  });
+}
+
+JsCache* cache_power_of_two_with_policy(Device device, const val& min, const val& max, const val& policy) {
+  return guarded([&] {
+    return new JsCache{std::make_shared<BucketedCompileCache>(BucketedCompileCache::power_of_two_ladder_with_policy(
+        device, to_u64(min, "powerOfTwoLadderWithPolicy: min"), to_u64(max, "powerOfTwoLadderWithPolicy: max"),
+        to_policy(policy, "powerOfTwoLadderWithPolicy: policy")))};
+  });
+}
+
+val cache_get_or_compile(JsCache& js, const val& key, const val& build, const val& options) {
+  return guarded([&] {
+    check_build(build, "getOrCompile");
+    auto& cache = cache_of(js);
+    const auto entry = cache.get_or_compile_with_options(
+        to_u64(key, "getOrCompile: key"), [&](uint64_t upper) { return call_build(build, upper); },
+        to_options(options, "getOrCompile: options"));
+    return from_entry(js, entry);
+  });
+}
+
+val cache_ensure_with_params(JsCache& js, const val& key, const val& build, const val& options) {
+  return guarded([&] {
+    check_build(build, "ensureWithParams");
+    auto& cache = cache_of(js);
+    const auto entry = cache.ensure_graph_with_params(
+        to_u64(key, "ensureWithParams: key"), [&](uint64_t upper) { return call_build(build, upper); },
+        to_options(options, "ensureWithParams: options"));
+    return from_entry(js, entry);
+  });
+}
+
+val cache_bucket_for(const JsCache& js, const val& key) {
+  return guarded([&] {
+    const auto index = cache_of(js).bucket_for(to_u64(key, "bucketFor: key"));
+    return index ? val(static_cast<double>(*index)) : val::null();
+  });
+}
+
+val cache_buckets(const JsCache& js) {
+  return guarded([&] {
+    const auto buckets = cache_of(js).buckets();
+    return from_ranges({buckets.begin(), buckets.end()});
+  });
+}
+
+double cache_compiled_count(const JsCache& js) {
+  return guarded([&] { return static_cast<double>(cache_of(js).compiled_count()); });
+}
+
+double cache_total_buckets(const JsCache& js) {
+  return guarded([&] { return static_cast<double>(cache_of(js).total_buckets()); });
+}
+
+val cache_run_padded(JsCache& js, const val& key, const val& actual_rows, const val& build, const val& inputs,
+                     const val& output_inners) {
+  return guarded([&] {
+    check_build(build, "runPadded");
+    auto& cache = cache_of(js);
+    const RunInputs in(inputs, false, "runPadded");
+    std::vector<PaddedInput> padded;
+    for (size_t i = 0; i < in.names.size(); ++i) padded.push_back({in.names[i], in.data[i], *in.inners[i]});
+    const auto inners = to_inners(output_inners, "runPadded: outputInners");
+    return from_run(cache.run_padded(
+        to_u64(key, "runPadded: key"), static_cast<size_t>(to_u64(actual_rows, "runPadded: actualRows")),
+        [&](uint64_t upper) { return call_build(build, upper); }, padded, inners));
+  });
+}
+
+val cache_run_padded_mixed(JsCache& js, const val& key, const val& actual_rows, const val& build,
+                           const val& inputs, const val& output_inners) {
+  return guarded([&] {
+    check_build(build, "runPaddedMixed");
+    auto& cache = cache_of(js);
+    const RunInputs in(inputs, true, "runPaddedMixed");
+    std::vector<CacheRunInput> mixed;
+    for (size_t i = 0; i < in.names.size(); ++i) mixed.push_back({in.names[i], in.data[i], in.inners[i]});
+    const auto inners = to_inners(output_inners, "runPaddedMixed: outputInners");
+    return from_run(cache.run_padded_mixed(
+        to_u64(key, "runPaddedMixed: key"), static_cast<size_t>(to_u64(actual_rows, "runPaddedMixed: actualRows")),
+        [&](uint64_t upper) { return call_build(build, upper); }, mixed, inners));
+  });
+}
+
+void cache_set_active_extent(JsCache& js, bool on) {
+  guarded([&] { cache_of(js).set_active_extent(on); });
+}
+
+bool cache_active_extent(const JsCache& js) {
+  return guarded([&] { return cache_of(js).active_extent(); });
+}
+
+val cache_stats(const JsCache& js) {
+  return guarded([&] {
+    const CacheStats s = cache_of(js).stats();
+    val buckets = val::array();
+    for (size_t i = 0; i < s.buckets.size(); ++i) buckets.set(i, from_bucket_stats(s.buckets[i]));
+    val out = val::object();
+    out.set("buckets", buckets);
+    out.set("hits", static_cast<double>(s.hits));
+    out.set("compiles", static_cast<double>(s.compiles));
+    out.set("failedCompiles", static_cast<double>(s.failed_compiles));
+    out.set("outOfRange", static_cast<double>(s.out_of_range));
+    out.set("compileMs", s.compile_ms);
+    out.set("runs", static_cast<double>(s.runs));
+    out.set("paddedRuns", static_cast<double>(s.padded_runs));
+    out.set("activeRuns", static_cast<double>(s.active_runs));
+    out.set("actualRows", static_cast<double>(s.actual_rows));
+    out.set("paddedRows", static_cast<double>(s.padded_rows));
+    out.set("computedRows", static_cast<double>(s.computed_rows));
+    out.set("runMs", s.run_ms);
+    out.set("overheadMs", s.overhead_ms);
+    out.set("elementsComputed", static_cast<double>(s.elements_computed));
+    out.set("arenaBytes", static_cast<double>(s.arena_bytes));
+    out.set("paramBytesSummed", static_cast<double>(s.param_bytes_summed));
+    out.set("weightBytes", static_cast<double>(s.weight_bytes));
+    out.set("distinctWeightCopies", static_cast<double>(s.distinct_weight_copies));
+    out.set("waste", s.waste());
+    out.set("computeWaste", s.compute_waste());
+    return out;
+  });
+}
+
+std::string cache_stats_json(const JsCache& js) {
+  return guarded([&] { return cache_of(js).stats().to_json(); });
+}
+
+Device cache_device(const JsCache& js) {
+  return guarded([&] { return cache_of(js).device(); });
+}
+
+val cache_policy(const JsCache& js) {
+  return guarded([&] { return from_policy(cache_of(js).policy()); });
+}
+
+}  // namespace rungs::wasm
