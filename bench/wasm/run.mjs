@@ -22,7 +22,7 @@ import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
 import * as tfjsPeer from './lib/peers/tfjs.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
-import { median, sideBySide } from './lib/timing.mjs';
+import { median, sideBySide, stopwatch } from './lib/timing.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const TOL = 1e-4;
@@ -30,13 +30,13 @@ const TOL = 1e-4;
 // ------------------------------------------------------------------ options
 const optionList = [
   ['--only', 'kernels | trace: run one part (default both)', (o, v) => (o.only = v)],
-  ['--reps', 'timed repetitions per kernel case (default 7)', (o, v) => (o.reps = +v)],
+  ['--reps', 'timed repetitions per kernel case (default 11)', (o, v) => (o.reps = +v)],
   ['--trace-reps', 'timed warm passes over the whole trace per scheme (default 3)', (o, v) => (o.traceReps = +v)],
   ['--trace', 'request-length trace, one per line', (o, v) => (o.trace = v)],
   ['--format', 'table | json (json: one object on stdout, progress on stderr)', (o, v) => (o.format = v)],
 ];
 function parseArgs(argv) {
-  const o = { only: null, reps: 7, traceReps: 3, trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' };
+  const o = { only: null, reps: 11, traceReps: 3, trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' };
   for (let i = 0; i < argv.length; ++i) {
     if (argv[i] === '--help' || argv[i] === '-h') {
       console.log('usage: node bench/wasm/run.mjs [options]\n\noptions:');
@@ -107,7 +107,10 @@ results.environment = {
   tfjs: peerInfo.tfjs,
   ort: peerInfo.ort,
 };
-out(`rungs wasm benchmark: one thread each, Node ${process.version}, ${results.environment.cpu}`);
+results.environment.loadAverageAtStart = os.loadavg()[0];
+out(`rungs wasm benchmark: one thread each, Node ${process.version}, ${results.environment.cpu}, load average ${os.loadavg()[0].toFixed(1)}`);
+if (os.loadavg()[0] > os.cpus().length)
+  out(`  NOTE  the machine's load (${os.loadavg()[0].toFixed(1)}) exceeds its ${os.cpus().length} cores: wall times include waiting for a core; compare the cpu columns`);
 for (const k of ['rungs', 'tfjs', 'ort']) out(`  ${k.padEnd(5)}  ${results.environment[k]}`);
 if (rungs)
   for (const [part, apis] of Object.entries(rungs.missing))
@@ -156,35 +159,41 @@ async function kernels() {
       runners.map(({ name, runner }) => ({ name, fn: () => runner.run(cs.kind === 'matmul' ? input : { x: input }) })),
       { reps: opt.reps });
     for (const { runner } of runners) runner.dispose();
-    const ms = (n) => timed.get(n)?.ms;
-    const gf = (n) => (ms(n) ? cs.flops / ms(n) / 1e6 : null);
-    const fasterPeer = Math.min(ms('tfjs-wasm'), ms('ort-web'));
-    rows.push({
-      case: cs.label, kind: cs.kind, n: cs.n, flops: cs.flops,
-      ms: { rungs: ms('rungs') ?? null, tfjs: ms('tfjs-wasm'), ort: ms('ort-web') },
-      gflops: { rungs: gf('rungs'), tfjs: gf('tfjs-wasm'), ort: gf('ort-web') },
-      vsFasterPeer: ms('rungs') ? fasterPeer / ms('rungs') : null,
-      maxRelDiff: maxDiff,
-    });
+    const row = { case: cs.label, kind: cs.kind, n: cs.n, flops: cs.flops, maxRelDiff: maxDiff };
+    for (const clock of ['wall', 'cpu']) {
+      const ms = (n) => timed.get(n)?.[clock] ?? null;
+      const gf = (n) => (ms(n) ? cs.flops / ms(n) / 1e6 : null);
+      row[clock] = {
+        ms: { rungs: ms('rungs'), tfjs: ms('tfjs-wasm'), ort: ms('ort-web') },
+        gflops: { rungs: gf('rungs'), tfjs: gf('tfjs-wasm'), ort: gf('ort-web') },
+        vsFasterPeer: ms('rungs') ? Math.min(ms('tfjs-wasm'), ms('ort-web')) / ms('rungs') : null,
+      };
+    }
+    rows.push(row);
   }
   return rows;
 }
 
 function printKernels(rows) {
-  out('\n1. Kernels (issue #4): median per call, inputs copied in and outputs copied out (Float32Array) by every contender');
+  out(`\n1. Kernels (issue #4): median of ${opt.reps} interleaved repetitions per call; every contender copies the input in and the` +
+    ' output out (Float32Array); wall clock, and the process CPU time beside it');
   out(table(
-    ['case', 'rungs ms', 'tfjs ms', 'ort ms', 'rungs GFLOP/s', 'tfjs GFLOP/s', 'ort GFLOP/s', 'rungs vs faster peer', 'max rel diff'],
-    rows.map((r) => [r.case, fixed(r.ms.rungs, 3), fixed(r.ms.tfjs, 3), fixed(r.ms.ort, 3), fixed(r.gflops.rungs), fixed(r.gflops.tfjs),
-      fixed(r.gflops.ort), ratio(r.vsFasterPeer), sci(r.maxRelDiff)])));
+    ['case', 'rungs ms', 'tfjs ms', 'ort ms', 'rungs GFLOP/s', 'tfjs GFLOP/s', 'ort GFLOP/s', 'vs faster peer',
+      'cpu: rungs GF/s', 'tfjs GF/s', 'ort GF/s', 'vs faster peer', 'max rel diff'],
+    rows.map((r) => [r.case, fixed(r.wall.ms.rungs, 3), fixed(r.wall.ms.tfjs, 3), fixed(r.wall.ms.ort, 3),
+      fixed(r.wall.gflops.rungs), fixed(r.wall.gflops.tfjs), fixed(r.wall.gflops.ort), ratio(r.wall.vsFasterPeer),
+      fixed(r.cpu.gflops.rungs), fixed(r.cpu.gflops.tfjs), fixed(r.cpu.gflops.ort), ratio(r.cpu.vsFasterPeer), sci(r.maxRelDiff)])));
   const m512 = rows.find((r) => r.case.startsWith('matmul 512'));
-  goal(`rungs matmul 512 >= 25 GFLOP/s`, m512?.gflops.rungs, (x) => x >= 25, (x) => `${fixed(x)} GFLOP/s`);
-  for (const r of rows) goal(`${r.case}: rungs >= 1.3x the faster peer`, r.vsFasterPeer, (x) => x >= 1.3, ratio);
+  goal('rungs matmul 512 >= 25 GFLOP/s', m512?.wall.gflops.rungs, m512?.cpu.gflops.rungs, (x) => x >= 25, (x) => `${fixed(x)} GFLOP/s`);
+  for (const r of rows) goal(`${r.case}: rungs >= 1.3x the faster peer`, r.wall.vsFasterPeer, r.cpu.vsFasterPeer, (x) => x >= 1.3, ratio);
 }
 
-function goal(what, value, ok, fmt) {
-  const state = value == null ? 'NOT MEASURED' : ok(value) ? 'met' : 'MISSED';
-  results.goals.push({ goal: what, value, state });
-  out(`  goal: ${what.padEnd(48)} ${state}${value == null ? '' : ` (${fmt(value)})`}`);
+// A goal judged on the wall clock (the figure asked for) and on CPU time (steadier on a loaded machine).
+function goal(what, wall, cpu, ok, fmt) {
+  const state = (v) => (v == null ? 'NOT MEASURED' : ok(v) ? 'met' : 'MISSED');
+  results.goals.push({ goal: what, wall, cpu, state: state(wall), stateCpu: state(cpu) });
+  const show = (v) => `${state(v)}${v == null ? '' : ` (${fmt(v)})`}`;
+  out(`  goal: ${what.padEnd(52)} wall: ${show(wall).padEnd(22)} cpu: ${show(cpu)}`);
 }
 
 // ------------------------------------------------------------------ 2. trace
@@ -200,7 +209,7 @@ async function trace() {
   const enc = models.encoder;
   const shapesFor = (inp) => ({ ids: [1, inp.ids.length], mask: [1, inp.mask.length] });
 
-  // Contenders: each has fresh() -> {setupMs, pass(keep) -> outputs|undefined, stats()}.
+  // Contenders: each has fresh() -> {setupMs, run(from, to, outs|null), stats(), dispose()}.
   const contenders = [];
   if (can('cache')) {
     const r = rungsPeer.api();
@@ -208,20 +217,17 @@ async function trace() {
     const build = (upper) => model.build(upper);
     const scheme = (name, make) => ({
       name,
-      rungs: true,
       fresh() {
         const cache = make();
         return {
           setupMs: 0,
-          pass(keep) {
-            const o = keep ? new Array(reqs.length) : null;
-            for (let i = 0; i < reqs.length; ++i) {
+          run(from, to, outs) {
+            for (let i = from; i < to; ++i) {
               const q = reqs[i];
               const res = cache.runPadded(q.len, q.len, build, [{ name: 'ids', data: q.ids, inner: 1 }, { name: 'mask', data: q.mask, inner: 1 }], [0]);
               if (!res) throw new Error(`${name}: length ${q.len} has no bucket`);
-              if (o) o[i] = res.outputs[0];
+              if (outs) outs[i] = res.outputs[0];
             }
-            return o;
           },
           stats: () => cache.stats(),
           dispose: () => cache.delete(),
@@ -242,14 +248,12 @@ async function trace() {
       const runner = await make();
       return {
         setupMs: runner.setupMs,
-        async pass(keep) {
-          const o = keep ? new Array(reqs.length) : null;
-          for (let i = 0; i < reqs.length; ++i) {
+        async run(from, to, outs) {
+          for (let i = from; i < to; ++i) {
             const inputs = { ids: reqs[i].ids, mask: reqs[i].mask };
             const y = isAsync ? await runner.run(inputs) : runner.run(inputs);
-            if (o) o[i] = y[0];
+            if (outs) outs[i] = y[0];
           }
-          return o;
         },
         stats: () => null,
         dispose: () => runner.dispose(),
@@ -259,17 +263,38 @@ async function trace() {
   contenders.push(exact('tfjs-wasm exact shapes', () => tfjsPeer.model(enc, shapesFor), false));
   contenders.push(exact('ort-web exact shapes', () => ortPeer.model(enc, null, shapesFor), true));
 
-  // First pass: a fresh cache / session per contender, timed whole (compiles and set-up included);
-  // its outputs are kept and checked, every request, against tfjs.
+  // One pass over the trace for every contender, interleaved by chunks of requests (each contender
+  // runs a chunk in turn), so that load from elsewhere on the machine lands on all of them alike.
+  // Returns each contender's total ms.
+  const chunk = 50;
+  async function interleavedPass(live, keep) {
+    const ms = live.map(() => ({ wall: 0, cpu: 0 }));
+    for (let from = 0; from < reqs.length; from += chunk) {
+      const to = Math.min(reqs.length, from + chunk);
+      for (const [k, l] of live.entries()) {
+        const stop = stopwatch();
+        await l.inst.run(from, to, keep ? l.outputs : null);
+        const t = stop();
+        ms[k].wall += t.wall;
+        ms[k].cpu += t.cpu;
+      }
+    }
+    return ms;
+  }
+
+  // First pass: a fresh cache / session per contender (set-up timed and included), then the trace,
+  // compiles included; its outputs are kept and checked, every request, against tfjs.
+  progress('first pass (fresh caches and sessions, compiles included)');
   const live = [];
   for (const c of contenders) {
-    progress(`${c.name}: first pass (with compiles)`);
-    const t0 = performance.now();
+    const stop = stopwatch();
     const inst = await c.fresh();
-    const outputs = await inst.pass(true);
-    const firstMs = performance.now() - t0;
-    const st = inst.stats();
-    live.push({ c, inst, firstMs, outputs, st, warm: [] });
+    live.push({ c, inst, setup: stop(), outputs: new Array(reqs.length), warm: [] });
+  }
+  const firstMs = await interleavedPass(live, true);
+  for (const [k, l] of live.entries()) {
+    l.first = { wall: l.setup.wall + firstMs[k].wall, cpu: l.setup.cpu + firstMs[k].cpu };
+    l.st = l.inst.stats();
   }
   const ref = live.find((l) => l.c.name.startsWith('tfjs'));
   for (const l of live) {
@@ -281,36 +306,36 @@ async function trace() {
   }
   for (const l of live) l.outputs = null;
 
-  // Warm passes: every contender once per repetition, in turn.
-  for (let rep = 0; rep < opt.traceReps; ++rep)
-    for (const l of live) {
-      progress(`${l.c.name}: warm pass ${rep + 1}/${opt.traceReps}`);
-      const t0 = performance.now();
-      await l.inst.pass(false);
-      l.warm.push(performance.now() - t0);
-    }
+  // Warm passes, interleaved the same way.
+  for (let rep = 0; rep < opt.traceReps; ++rep) {
+    progress(`warm pass ${rep + 1}/${opt.traceReps}`);
+    const ms = await interleavedPass(live, false);
+    for (const [k, l] of live.entries()) l.warm.push(ms[k]);
+  }
 
-  const tfjsWarm = median(ref.warm), tfjsFirst = ref.firstMs;
+  const warmOf = (l, clock) => median(l.warm.map((t) => t[clock]));
   const rows = live.map((l) => {
     const st = l.st;
     const after = l.inst.stats();
     if (st && after.compiles !== st.compiles) results.notes.push(`${l.c.name}: ${after.compiles - st.compiles} compiles during warm passes`);
     l.inst.dispose();
-    const warmMs = median(l.warm);
     return {
       scheme: l.c.name,
       compiles: st ? st.compiles : null,
-      compileMs: st ? st.compileMs : l.inst.setupMs,
-      firstPassMs: l.firstMs,
-      warmMs,
+      compileMs: st ? st.compileMs : l.setup.wall,
+      firstPassMs: l.first.wall,
+      warmMs: warmOf(l, 'wall'),
+      warmCpuMs: warmOf(l, 'cpu'),
       warmSamples: l.warm,
       actualRows: st ? st.actualRows : actualRows,
       paddedRows: st ? st.paddedRows : actualRows,
       computedRows: st ? st.computedRows : actualRows,
       waste: st ? st.waste : 1,
       computeWaste: st ? st.computeWaste : 1,
-      vsTfjsWarm: tfjsWarm / warmMs,
-      vsTfjsFirst: tfjsFirst / l.firstMs,
+      vsTfjsWarm: warmOf(ref, 'wall') / warmOf(l, 'wall'),
+      vsTfjsWarmCpu: warmOf(ref, 'cpu') / warmOf(l, 'cpu'),
+      vsTfjsFirst: ref.first.wall / l.first.wall,
+      vsTfjsFirstCpu: ref.first.cpu / l.first.cpu,
       maxRelDiff: l.maxRelDiff ?? 0,
     };
   });
@@ -319,18 +344,25 @@ async function trace() {
 
 function printTrace(t) {
   out(`\n2. Encoder over the trace (issue #6): ${t.requests} requests, ${t.actualRows} tokens, ${t.distinctLengths} distinct lengths;` +
-    ` warm = median of ${opt.traceReps} whole-trace passes, first pass = fresh cache/session, compiles and set-up included`);
+    ` warm = median of ${opt.traceReps} whole-trace passes; first pass = fresh cache/session, compiles and set-up included;` +
+    ` contenders interleaved by chunks of 50 requests`);
   out(table(
-    ['scheme', 'compiles', 'compile ms', 'first pass ms', 'warm ms', 'padded rows', 'computed rows', 'waste', 'compute waste',
-      'vs tfjs (warm)', 'vs tfjs (first)', 'max rel diff'],
-    t.rows.map((r) => [r.scheme, r.compiles ?? '-', fixed(r.compileMs), fixed(r.firstPassMs), fixed(r.warmMs), r.paddedRows, r.computedRows,
-      fixed(r.waste, 2), fixed(r.computeWaste, 2), ratio(r.vsTfjsWarm), ratio(r.vsTfjsFirst), sci(r.maxRelDiff)])));
-  out('  compile ms: rungs compile time in the first pass (from cache.stats()); for tfjs / ORT their set-up (weight upload, session creation)');
+    ['scheme', 'compiles', 'compile ms', 'first pass ms', 'warm ms', 'warm cpu ms', 'padded rows', 'computed rows', 'waste',
+      'compute waste', 'vs tfjs warm', 'cpu', 'vs tfjs first', 'cpu', 'max rel diff'],
+    t.rows.map((r) => [r.scheme, r.compiles ?? '-', fixed(r.compileMs), fixed(r.firstPassMs), fixed(r.warmMs), fixed(r.warmCpuMs),
+      r.paddedRows, r.computedRows, fixed(r.waste, 2), fixed(r.computeWaste, 2), ratio(r.vsTfjsWarm), ratio(r.vsTfjsWarmCpu),
+      ratio(r.vsTfjsFirst), ratio(r.vsTfjsFirstCpu), sci(r.maxRelDiff)])));
+  out('  compile ms: rungs compile time in the first pass (cache.stats()); for tfjs / ORT their set-up (weight upload, session creation).');
+  out('  first pass ms includes it. vs tfjs: tfjs time / this time (higher is faster); "cpu": the same from process CPU time.');
   const rungsRows = t.rows.filter((r) => r.scheme.startsWith('rungs'));
-  const best = rungsRows.reduce((a, b) => (a && a.warmMs <= b.warmMs ? a : b), null);
-  goal(`best rungs scheme >= 1.5x faster than tfjs (warm)${best ? `: ${best.scheme.slice(6)}` : ''}`, best?.vsTfjsWarm, (x) => x >= 1.5, ratio);
-  const bestFirst = rungsRows.reduce((a, b) => (a && a.firstPassMs <= b.firstPassMs ? a : b), null);
-  goal(`  same, first pass incl. compiles${bestFirst ? `: ${bestFirst.scheme.slice(6)}` : ''}`, bestFirst?.vsTfjsFirst, (x) => x >= 1.5, ratio);
+  const best = (key) => rungsRows.reduce((a, b) => (a && a[key] <= b[key] ? a : b), null);
+  const bw = best('warmMs'), bc = best('warmCpuMs');
+  goal(`best rungs scheme >= 1.5x faster than tfjs, warm${bw ? ` (${bw.scheme.slice(6, 9)} wall, ${bc.scheme.slice(6, 9)} cpu)` : ''}`,
+    bw?.vsTfjsWarm, bc?.vsTfjsWarmCpu, (x) => x >= 1.5, ratio);
+  const fw = rungsRows.reduce((a, b) => (a && a.firstPassMs <= b.firstPassMs ? a : b), null);
+  const fc = rungsRows.reduce((a, b) => (a && a.vsTfjsFirstCpu >= b.vsTfjsFirstCpu ? a : b), null);
+  goal(`  same, first pass incl. compiles${fw ? ` (${fw.scheme.slice(6, 9)} wall, ${fc.scheme.slice(6, 9)} cpu)` : ''}`,
+    fw?.vsTfjsFirst, fc?.vsTfjsFirstCpu, (x) => x >= 1.5, ratio);
 }
 
 // ------------------------------------------------------------------ main
@@ -350,5 +382,7 @@ try {
   }
   throw e;
 }
+results.environment.loadAverageAtEnd = os.loadavg()[0];
+out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
 for (const n of results.notes) out(`  note: ${n}`);
 if (opt.format === 'json') console.log(JSON.stringify(results, null, 2));

@@ -1,11 +1,27 @@
 // Timing: warm up, calibrate a batch of calls per case, then time every case once per repetition
 // in turn (so a burst of machine noise lands on all of them alike) and keep the median.
+//
+// Two clocks: wall time (performance.now) and the process's CPU time (process.cpuUsage: user +
+// system, every thread of the process; the contenders are single-threaded, so it is the thread's
+// time plus V8's background work such as GC). On a shared machine whose load exceeds its cores,
+// wall time includes waiting for a core; CPU time does not, and its ratios are the steadier ones.
 
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+
+/** Starts both clocks; the returned function gives {wall, cpu} ms since. */
+export function stopwatch() {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  return () => {
+    const wall = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    return { wall, cpu: (c.user + c.system) / 1000 };
+  };
+}
 
 // fn may be sync or async; a sync result is not awaited (no microtask for the sync peers).
 async function call(fn) {
@@ -14,10 +30,10 @@ async function call(fn) {
 }
 
 /**
- * cases: [{name, fn}]. Returns Map name -> {ms: median per-call ms, samples, calls}.
+ * cases: [{name, fn}]. Returns Map name -> {wall, cpu: median per-call ms, samples, calls}.
  * Each repetition times a batch of at least `minBatchMs` of calls of each case.
  */
-export async function sideBySide(cases, { warmup = 3, reps = 7, minBatchMs = 30 } = {}) {
+export async function sideBySide(cases, { warmup = 3, reps = 11, minBatchMs = 40 } = {}) {
   const calls = new Map();
   for (const c of cases) {
     const t0 = performance.now();
@@ -29,11 +45,15 @@ export async function sideBySide(cases, { warmup = 3, reps = 7, minBatchMs = 30 
   for (let r = 0; r < reps; ++r)
     for (const c of cases) {
       const n = calls.get(c.name);
-      const t0 = performance.now();
+      const stop = stopwatch();
       for (let i = 0; i < n; ++i) await call(c.fn);
-      samples.get(c.name).push((performance.now() - t0) / n);
+      const t = stop();
+      samples.get(c.name).push({ wall: t.wall / n, cpu: t.cpu / n });
     }
   const out = new Map();
-  for (const c of cases) out.set(c.name, { ms: median(samples.get(c.name)), samples: samples.get(c.name), calls: calls.get(c.name) });
+  for (const c of cases) {
+    const s = samples.get(c.name);
+    out.set(c.name, { wall: median(s.map((x) => x.wall)), cpu: median(s.map((x) => x.cpu)), samples: s, calls: calls.get(c.name) });
+  }
   return out;
 }
