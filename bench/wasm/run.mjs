@@ -282,6 +282,16 @@ async function trace() {
     return ms;
   }
 
+  // Process warm-up, once per engine: a throwaway instance runs the first request, so that
+  // one-time costs of the process (V8 tiering up each engine's wasm code, first-use allocations)
+  // do not land on whichever contender happens to run first.
+  progress('process warm-up (a throwaway cache / session per engine)');
+  for (const c of contenders.filter((x) => !x.name.startsWith('rungs (b)') && !x.name.startsWith('rungs (c)'))) {
+    const inst = await c.fresh();
+    await inst.run(0, 1, null);
+    inst.dispose();
+  }
+
   // First pass: a fresh cache / session per contender (set-up timed and included), then the trace,
   // compiles included; its outputs are kept and checked, every request, against tfjs.
   progress('first pass (fresh caches and sessions, compiles included)');
@@ -353,7 +363,8 @@ function printTrace(t) {
       r.paddedRows, r.computedRows, fixed(r.waste, 2), fixed(r.computeWaste, 2), ratio(r.vsTfjsWarm), ratio(r.vsTfjsWarmCpu),
       ratio(r.vsTfjsFirst), ratio(r.vsTfjsFirstCpu), sci(r.maxRelDiff)])));
   out('  compile ms: rungs compile time in the first pass (cache.stats()); for tfjs / ORT their set-up (weight upload, session creation).');
-  out('  first pass ms includes it. vs tfjs: tfjs time / this time (higher is faster); "cpu": the same from process CPU time.');
+  out('  first pass ms includes it (after a process warm-up: each engine ran one request in a throwaway cache / session).');
+  out('  vs tfjs: tfjs time / this time (higher is faster); "cpu": the same from process CPU time.');
   const rungsRows = t.rows.filter((r) => r.scheme.startsWith('rungs'));
   const best = (key) => rungsRows.reduce((a, b) => (a && a[key] <= b[key] ? a : b), null);
   const bw = best('warmMs'), bc = best('warmCpuMs');
