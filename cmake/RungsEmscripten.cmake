@@ -6,8 +6,12 @@
 #   -msimd128      on every translation unit, not only the kernels: xsimd then sees one
 #                  architecture (wasm) everywhere, so no inline function is compiled two ways.
 #   ALLOW_MEMORY_GROWTH  models and arenas are sized at run time.
+#   Debug builds check every memory access and every runtime call: ASSERTIONS=2 and SAFE_HEAP
+#   (an unaligned or out-of-heap load or store aborts with its address) - the wasm-debug preset,
+#   which scripts/test runs once.
 add_compile_options(-fexceptions -msimd128)
 add_link_options(-fexceptions -sALLOW_MEMORY_GROWTH=1)
+add_link_options($<$<CONFIG:Debug>:-sASSERTIONS=2> $<$<CONFIG:Debug>:-sSAFE_HEAP=1>)
 
 # Debian's em++ runs its JS optimizer with node at link time and needs Debian's node modules
 # ("Cannot find module 'acorn'" otherwise). The presets set NODE_PATH, but a plain

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Types of the rungs npm package. They describe wasm/bindings/register.cpp and the wrappers in
 // index.js: keep the three in step (wasm/test/types/ type-checks an example against this file).
 //
@@ -270,6 +271,8 @@ export type HirBuild = (upper: number) => HirModule;
 export type ParamMap = Record<string, Float32Array> | Map<string, Float32Array>;
 export type GraphWithParamsBuild = (upper: number) => [Graph, ParamMap];
 export type HirWithParamsBuild = (upper: number) => [HirModule, ParamMap];
+/** Any build the cache takes; a Model builds itself at `upper` in C++ (no weights copied via JS). */
+export type AnyBuild = GraphBuild | HirBuild | GraphWithParamsBuild | HirWithParamsBuild | Model;
 
 export interface PaddedInput {
   name: string;
@@ -357,18 +360,21 @@ export declare class BucketedCompileCache implements Deletable {
   getOrCompileHir(key: number, build: HirBuild): BucketEntry | null;
   getOrCompileHirWithOptions(key: number, build: HirBuild, options: CompileOptions): BucketEntry | null;
   ensureGraphWithParams(key: number, build: GraphWithParamsBuild, options?: CompileOptions): BucketEntry | null;
-  ensureHirWithParams(key: number, build: HirWithParamsBuild, options?: CompileOptions): BucketEntry | null;
+  ensureHirWithParams(key: number, build: HirWithParamsBuild | Model, options?: CompileOptions): BucketEntry | null;
 
   bucketFor(key: number): number | null;
   buckets(): Range[];
   compiledCount(): number;
   totalBuckets(): number;
 
-  /** build may also return [Graph|HirModule, ParamMap] (params uploaded on first compile). */
-  runPadded(key: number, actualRows: number, build: GraphBuild | HirBuild | GraphWithParamsBuild | HirWithParamsBuild,
-    inputs: PaddedInput[], outputInners: number[]): PaddedRun | null;
-  runPaddedMixed(key: number, actualRows: number, build: GraphBuild | HirBuild | GraphWithParamsBuild | HirWithParamsBuild,
-    inputs: CacheRunInput[], outputInners: number[]): PaddedRun | null;
+  /**
+   * Pads each input to `upper` rows, runs the bucket's graph, slices output i to actualRows rows
+   * of outputInners[i] values (0, or i past the list: unsliced). null out of range (no build).
+   * build may also return [Graph|HirModule, ParamMap] (params uploaded on first compile), or be
+   * a Model.
+   */
+  runPadded(key: number, actualRows: number, build: AnyBuild, inputs: PaddedInput[], outputInners?: number[]): PaddedRun | null;
+  runPaddedMixed(key: number, actualRows: number, build: AnyBuild, inputs: CacheRunInput[], outputInners?: number[]): PaddedRun | null;
 
   /** Active extent: run only the real rows where the graph allows it (docs/active-extent.md). */
   setActiveExtent(on: boolean): BucketedCompileCache;

@@ -1,0 +1,57 @@
+// The package as a user gets it: its package.json, the size of the wasm inside it, and a
+// TypeScript example type-checked against the shipped declarations (tsc --strict), then run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const pkgDir = dirname(require.resolve('rungs/package.json'));
+const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+const here = dirname(fileURLToPath(import.meta.url));
+
+test('package.json: ES module, exports with node and browser conditions, files allowlist', () => {
+  assert.equal(pkg.type, 'module');
+  assert.deepEqual(Object.keys(pkg.exports['.']).sort(), ['browser', 'default', 'node', 'types']);
+  assert.equal(pkg.types, './index.d.ts');
+  assert.deepEqual([...pkg.files].sort(), ['README.md', 'index.d.ts', 'index.js', 'rungs_core.js']);
+});
+
+test('the wasm binary is under 1 MiB gzipped', () => {
+  const core = readFileSync(join(pkgDir, 'rungs_core.js'), 'utf8');
+  const match = core.match(/data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)/);
+  assert.ok(match, 'rungs_core.js embeds the wasm as a data: URL');
+  const wasm = Buffer.from(match[1], 'base64');
+  assert.equal(wasm.subarray(0, 4).toString('latin1'), '\0asm');
+  const gz = gzipSync(wasm, { level: 9 }).length;
+  const coreGz = gzipSync(Buffer.from(core), { level: 9 }).length;
+  console.log(`rungs.wasm: ${wasm.length} bytes, ${gz} gzipped; rungs_core.js (wasm embedded): ` +
+              `${core.length} bytes, ${coreGz} gzipped`);
+  assert.ok(gz < 1024 * 1024, `${gz} bytes gzipped`);
+});
+
+const tsc = process.env.RUNGS_TSC;
+test('a TypeScript example type-checks against index.d.ts and runs', { skip: !tsc && 'set RUNGS_TSC (scripts/test does)' }, () => {
+  // Compiled in the folder the package was installed into (the working directory), so `rungs`
+  // resolves through node_modules and its exports as for a user.
+  const dir = mkdtempSync(join(process.cwd(), 'ts-example-'));
+  try {
+    cpSync(join(here, 'types'), dir, { recursive: true });
+    writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+    execFileSync(tsc, ['-p', dir], { stdio: 'inherit' });
+    const out = JSON.parse(execFileSync(process.execPath, [join(dir, 'out', 'example.js')], { encoding: 'utf8' }));
+    // ladder.optimal([3, 3, 5, 12, 12, 30], 3) has extents 5, 12, 30 (69 padded rows).
+    assert.deepEqual(out.uppers, [5, 5, 12, 30, 5]);
+    assert.equal(out.compiles, 3);
+    assert.ok(Math.abs(out.waste - 57 / 52) < 1e-12, `waste ${out.waste}`);
+    assert.equal(out.code, 'ShapeMismatch');
+    assert.deepEqual(out.y, [0.5, 0.5, 0.5, 0.5]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
