@@ -1,7 +1,7 @@
 // onnxruntime-web, wasm execution provider, numThreads 1 (no proxy worker). The same functions as
 // rungs are built as ONNX graphs here (lib/onnx.mjs), weights as initializers, and ORT's own graph
 // optimisations are left on (level 'all': it fuses MatMul+Add, the Erf GELU pattern, ...).
-// Standard opset 17 ops only: MatMul, Add, Erf, LayerNormalization, Softmax, Gather, ReduceSum.
+// Standard ONNX opset 17 ops only (no com.microsoft contrib ops in the graph: ORT may fuse into them).
 import * as ort from 'onnxruntime-web';
 
 import { lowerModel, inputShapes } from '../model.mjs';
