@@ -1,0 +1,87 @@
+// rungs' npm package (the wasm-release build output, SIMD128, single-threaded), imported by path:
+// RUNGS_NPM (a folder holding index.js) or <repo>/build/wasm-release/npm. scripts/bench-wasm
+// builds it first.
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const name = 'rungs';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+export const packageDir = process.env.RUNGS_NPM ? resolve(process.env.RUNGS_NPM) : join(repo, 'build/wasm-release/npm');
+
+let r = null;  // the imported package
+
+// What each part of the benchmark needs from the package (wasm/npm/index.d.ts).
+const needs = {
+  matmul: ['Graph', 'Graph.prototype.input', 'Graph.prototype.param', 'Graph.prototype.matmul', 'Session', 'Session.prototype.compile',
+    'CompiledGraph.prototype.setParam', 'CompiledGraph.prototype.run'],
+  model: ['loadModel', 'Session.prototype.compileHir', 'CompiledGraph.prototype.setParam', 'CompiledGraph.prototype.run'],
+  cache: ['loadModel', 'BucketedCompileCache', 'BucketedCompileCache.powerOfTwoLadder', 'BucketedCompileCache.prototype.runPadded',
+    'BucketedCompileCache.prototype.setActiveExtent', 'BucketedCompileCache.prototype.stats'],
+};
+
+function has(path) {
+  let o = r;
+  for (const p of path.split('.')) {
+    if (o == null || !(p in o)) return false;
+    o = o[p];
+  }
+  return o != null;
+}
+
+/** Loads the package; returns {info, missing: {part: [api...]}}. Throws if it cannot be imported. */
+export async function init() {
+  const index = join(packageDir, 'index.js');
+  if (!existsSync(index))
+    throw new Error(`rungs: no package at ${packageDir} (build it: source scripts/lib.sh; build wasm-release rungs_wasm)`);
+  r = await import(pathToFileURL(index).href);
+  const missing = {};
+  for (const [part, apis] of Object.entries(needs)) missing[part] = apis.filter((a) => !has(a));
+  return { info: `rungs ${r.version()} (npm package, ISA ${r.cpuIsa()}, single-threaded) from ${packageDir}`, missing };
+}
+
+export const api = () => r;
+
+/** C = A B for A [n, n] per call (an input), B [n, n] a param (packed once, at setParam). */
+export function matmul(n, B) {
+  const g = new r.Graph();
+  g.output('c', g.matmul(g.input('a', [n, n]), g.param('b', [n, n])));
+  const session = new r.Session(r.Device.Cpu);
+  const c = session.compile(g);
+  c.setParam('b', B);
+  g.delete();
+  return {
+    run: (A) => c.run({ a: A })[0],
+    kernels: () => c.report().kernels?.map((k) => k.kernel).join(', '),
+    dispose: () => {
+      c.delete();
+      session.delete();
+    },
+  };
+}
+
+const models = new Map();
+/** The rungs Model for a bundled model read by lib/model.mjs (loaded once from the same bytes). */
+export function loadModel(m) {
+  if (!models.has(m.spec.name)) models.set(m.spec.name, r.loadModel(m.jsonText, m.weightBytes, `${m.spec.name}.json`));
+  return models.get(m.spec.name);
+}
+
+/** The model compiled at `extent` (Session.compileHir, weights set): run({name: data}) -> outputs. */
+export function model(m, extent) {
+  const t0 = performance.now();
+  const [hir, params] = loadModel(m).build(extent);
+  const session = new r.Session(r.Device.Cpu);
+  const c = session.compileHir(hir);
+  hir.delete();
+  for (const [n, v] of Object.entries(params)) c.setParam(n, v);
+  return {
+    setupMs: performance.now() - t0,
+    run: (inputs) => c.run(inputs),
+    dispose: () => {
+      c.delete();
+      session.delete();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// Timing: warm up, calibrate a batch of calls per case, then time every case once per repetition
+// in turn (so a burst of machine noise lands on all of them alike) and keep the median.
+//
+// Two clocks: wall time (performance.now) and the process's CPU time (process.cpuUsage: user +
+// system, every thread of the process; the contenders are single-threaded, so it is the thread's
+// time plus V8's background work such as GC). On a shared machine whose load exceeds its cores,
+// wall time includes waiting for a core; CPU time does not, and its ratios are the steadier ones.
+
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** Starts both clocks; the returned function gives {wall, cpu} ms since. */
+export function stopwatch() {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  return () => {
+    const wall = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    return { wall, cpu: (c.user + c.system) / 1000 };
+  };
+}
+
+// fn may be sync or async; a sync result is not awaited (no microtask for the sync peers).
+async function call(fn) {
+  const r = fn();
+  if (r && typeof r.then === 'function') await r;
+}
+
+/**
+ * cases: [{name, fn}]. Returns Map name -> {wall, cpu: median per-call ms, samples, calls}.
+ * Each repetition times a batch of at least `minBatchMs` of calls of each case.
+ */
+export async function sideBySide(cases, { warmup = 3, reps = 11, minBatchMs = 40 } = {}) {
+  const calls = new Map();
+  for (const c of cases) {
+    const t0 = performance.now();
+    for (let i = 0; i < warmup; ++i) await call(c.fn);
+    const per = (performance.now() - t0) / warmup;
+    calls.set(c.name, Math.max(1, Math.ceil(minBatchMs / Math.max(per, 1e-3))));
+  }
+  const samples = new Map(cases.map((c) => [c.name, []]));
+  for (let r = 0; r < reps; ++r)
+    for (const c of cases) {
+      const n = calls.get(c.name);
+      const stop = stopwatch();
+      for (let i = 0; i < n; ++i) await call(c.fn);
+      const t = stop();
+      samples.get(c.name).push({ wall: t.wall / n, cpu: t.cpu / n });
+    }
+  const out = new Map();
+  for (const c of cases) {
+    const s = samples.get(c.name);
+    out.set(c.name, { wall: median(s.map((x) => x.wall)), cpu: median(s.map((x) => x.cpu)), samples: s, calls: calls.get(c.name) });
+  }
+  return out;
+}

@@ -1,0 +1,399 @@
+#!/usr/bin/env node
+// bench/wasm/run.mjs: rungs' npm package (wasm, SIMD128) against @tensorflow/tfjs-backend-wasm
+// and onnxruntime-web, one thread each, in one Node process, on the same shapes and weights.
+//
+//   bash scripts/bench-wasm [options]        (builds the package, installs the peers, runs this)
+//   node bench/wasm/run.mjs [options]        (the package must be built already)
+//
+// 1. kernels (issue #4): square matmul 128/256/512 (B a fixed weight: rungs param, ORT
+//    initializer, kept tfjs tensor) and the bundled mlp at 16/64/256 rows, GFLOP/s.
+// 2. trace (issue #6): the bundled 2,000-request trace through the bundled encoder: rungs'
+//    BucketedCompileCache under three schemes, tfjs-wasm and onnxruntime-web at exact shapes.
+// Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before anything is
+// timed; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
+// every contender runs once in turn; medians are reported.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { readModel } from './lib/model.mjs';
+import * as ortPeer from './lib/peers/ort.mjs';
+import * as rungsPeer from './lib/peers/rungs.mjs';
+import * as tfjsPeer from './lib/peers/tfjs.mjs';
+import { fixed, ratio, sci, table } from './lib/table.mjs';
+import { median, sideBySide, stopwatch } from './lib/timing.mjs';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const TOL = 1e-4;
+
+// ------------------------------------------------------------------ options
+const optionList = [
+  ['--only', 'kernels | trace: run one part (default both)', (o, v) => (o.only = v)],
+  ['--reps', 'timed repetitions per kernel case (default 11)', (o, v) => (o.reps = +v)],
+  ['--trace-reps', 'timed warm passes over the whole trace per scheme (default 3)', (o, v) => (o.traceReps = +v)],
+  ['--trace', 'request-length trace, one per line', (o, v) => (o.trace = v)],
+  ['--format', 'table | json (json: one object on stdout, progress on stderr)', (o, v) => (o.format = v)],
+];
+function parseArgs(argv) {
+  const o = { only: null, reps: 11, traceReps: 3, trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' };
+  for (let i = 0; i < argv.length; ++i) {
+    if (argv[i] === '--help' || argv[i] === '-h') {
+      console.log('usage: node bench/wasm/run.mjs [options]\n\noptions:');
+      for (const [flag, help] of optionList) console.log(`  ${flag.padEnd(13)} VALUE  ${help}`);
+      process.exit(0);
+    }
+    const opt = optionList.find(([flag]) => flag === argv[i]);
+    if (!opt || i + 1 >= argv.length) {
+      console.error(`run.mjs: unknown option or missing value: ${argv[i]} (try --help)`);
+      process.exit(2);
+    }
+    opt[2](o, argv[++i]);
+  }
+  if (o.only && !['kernels', 'trace'].includes(o.only)) throw new Error(`--only: expected kernels or trace, got ${o.only}`);
+  return o;
+}
+const opt = parseArgs(process.argv.slice(2));
+const out = opt.format === 'json' ? (s) => console.error(s) : (s) => console.log(s);
+const progress = (s) => process.stderr.write(`  .. ${s}\n`);
+
+// ------------------------------------------------------------------ helpers
+function rng(seed) {  // mulberry32: reproducible inputs
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const uniform = (n, seed) => {
+  const r = rng(seed);
+  return Float32Array.from({ length: n }, () => 2 * r() - 1);
+};
+
+class Mismatch extends Error {}
+
+/** Max of |a - b| / max(1, |b|); throws Mismatch past TOL (or on a length difference). */
+function check(what, a, b) {
+  if (a.length !== b.length) throw new Mismatch(`${what}: ${a.length} values vs ${b.length}`);
+  let worst = 0, at = 0;
+  for (let i = 0; i < a.length; ++i) {
+    const d = Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(b[i]));
+    if (!(d <= worst)) {
+      worst = d;
+      at = i;
+    }
+  }
+  if (!(worst <= TOL)) throw new Mismatch(`${what}: outputs differ at [${at}]: ${a[at]} vs ${b[at]} (relative ${worst.toExponential(2)} > ${TOL})`);
+  return worst;
+}
+
+const results = { environment: {}, kernels: null, trace: null, goals: [], notes: [] };
+
+// ------------------------------------------------------------------ setup
+const peerInfo = { tfjs: await tfjsPeer.init(), ort: await ortPeer.init() };
+let rungs = null;
+try {
+  const { info, missing } = await rungsPeer.init();
+  rungs = { info, missing };
+} catch (e) {
+  results.notes.push(`rungs not loaded: ${e.message}`);
+}
+const can = (part) => rungs && rungs.missing[part].length === 0;
+results.environment = {
+  node: process.version,
+  cpu: `${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores)`,
+  rungs: rungs?.info ?? 'not loaded',
+  tfjs: peerInfo.tfjs,
+  ort: peerInfo.ort,
+};
+results.environment.loadAverageAtStart = os.loadavg()[0];
+out(`rungs wasm benchmark: one thread each, Node ${process.version}, ${results.environment.cpu}, load average ${os.loadavg()[0].toFixed(1)}`);
+if (os.loadavg()[0] > os.cpus().length)
+  out(`  NOTE  the machine's load (${os.loadavg()[0].toFixed(1)}) exceeds its ${os.cpus().length} cores: wall times include waiting for a core; compare the cpu columns`);
+for (const k of ['rungs', 'tfjs', 'ort']) out(`  ${k.padEnd(5)}  ${results.environment[k]}`);
+if (rungs)
+  for (const [part, apis] of Object.entries(rungs.missing))
+    if (apis.length) {
+      const note = `rungs package lacks ${apis.join(', ')}: the ${part} rows run without rungs`;
+      results.notes.push(note);
+      out(`  NOTE  ${note}`);
+    }
+
+const models = { mlp: readModel(join(repo, 'examples/models/mlp.json')), encoder: readModel(join(repo, 'examples/models/encoder.json')) };
+
+// ------------------------------------------------------------------ 1. kernels
+async function kernels() {
+  const rows = [];
+  const contenders = [
+    ...(can('matmul') || can('model') ? [['rungs', rungsPeer]] : []),
+    ['tfjs-wasm', tfjsPeer],
+    ['ort-web', ortPeer],
+  ];
+  const caseList = [
+    ...[128, 256, 512].map((n) => ({ kind: 'matmul', n, label: `matmul ${n}x${n}x${n}`, flops: 2 * n ** 3 })),
+    ...[16, 64, 256].map((e) => ({ kind: 'mlp', n: e, label: `mlp rows=${e}`, flops: 2 * e * (64 * 256 + 256 * 64) })),
+  ];
+  for (const cs of caseList) {
+    progress(cs.label);
+    const runners = [];
+    for (const [name, p] of contenders) {
+      if (name === 'rungs' && !can(cs.kind === 'matmul' ? 'matmul' : 'model')) continue;
+      let runner;
+      if (cs.kind === 'matmul') runner = await p.matmul(cs.n, uniform(cs.n * cs.n, 2));
+      else if (name === 'rungs') runner = p.model(models.mlp, cs.n);
+      else if (name === 'tfjs-wasm') runner = p.model(models.mlp, () => ({ x: [cs.n, 64] }));
+      else runner = await p.model(models.mlp, cs.n, () => ({ x: [cs.n, 64] }));
+      runners.push({ name, runner });
+    }
+    const input = cs.kind === 'matmul' ? uniform(cs.n * cs.n, 1) : uniform(cs.n * 64, 3);
+    const call = cs.kind === 'matmul' ? (r) => r.run(input) : async (r) => (await r.run({ x: input }))[0];
+    const outputs = new Map();
+    for (const { name, runner } of runners) outputs.set(name, await call(runner));
+    // Check everyone against the first contender (rungs when it runs), and the peers against each other.
+    const [ref, ...others] = runners.map((r) => r.name);
+    let maxDiff = 0;
+    for (const o of others) maxDiff = Math.max(maxDiff, check(`${cs.label}: ${o} vs ${ref}`, outputs.get(o), outputs.get(ref)));
+    if (others.length > 1) check(`${cs.label}: ort-web vs tfjs-wasm`, outputs.get('ort-web'), outputs.get('tfjs-wasm'));
+    const timed = await sideBySide(
+      runners.map(({ name, runner }) => ({ name, fn: () => runner.run(cs.kind === 'matmul' ? input : { x: input }) })),
+      { reps: opt.reps });
+    for (const { runner } of runners) runner.dispose();
+    const row = { case: cs.label, kind: cs.kind, n: cs.n, flops: cs.flops, maxRelDiff: maxDiff };
+    for (const clock of ['wall', 'cpu']) {
+      const ms = (n) => timed.get(n)?.[clock] ?? null;
+      const gf = (n) => (ms(n) ? cs.flops / ms(n) / 1e6 : null);
+      row[clock] = {
+        ms: { rungs: ms('rungs'), tfjs: ms('tfjs-wasm'), ort: ms('ort-web') },
+        gflops: { rungs: gf('rungs'), tfjs: gf('tfjs-wasm'), ort: gf('ort-web') },
+        vsFasterPeer: ms('rungs') ? Math.min(ms('tfjs-wasm'), ms('ort-web')) / ms('rungs') : null,
+      };
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+function printKernels(rows) {
+  out(`\n1. Kernels (issue #4): median of ${opt.reps} interleaved repetitions per call; every contender copies the input in and the` +
+    ' output out (Float32Array); wall clock, and the process CPU time beside it');
+  out(table(
+    ['case', 'rungs ms', 'tfjs ms', 'ort ms', 'rungs GFLOP/s', 'tfjs GFLOP/s', 'ort GFLOP/s', 'vs faster peer',
+      'cpu: rungs GF/s', 'tfjs GF/s', 'ort GF/s', 'vs faster peer', 'max rel diff'],
+    rows.map((r) => [r.case, fixed(r.wall.ms.rungs, 3), fixed(r.wall.ms.tfjs, 3), fixed(r.wall.ms.ort, 3),
+      fixed(r.wall.gflops.rungs), fixed(r.wall.gflops.tfjs), fixed(r.wall.gflops.ort), ratio(r.wall.vsFasterPeer),
+      fixed(r.cpu.gflops.rungs), fixed(r.cpu.gflops.tfjs), fixed(r.cpu.gflops.ort), ratio(r.cpu.vsFasterPeer), sci(r.maxRelDiff)])));
+  const m512 = rows.find((r) => r.case.startsWith('matmul 512'));
+  goal('rungs matmul 512 >= 25 GFLOP/s', m512?.wall.gflops.rungs, m512?.cpu.gflops.rungs, (x) => x >= 25, (x) => `${fixed(x)} GFLOP/s`);
+  for (const r of rows) goal(`${r.case}: rungs >= 1.3x the faster peer`, r.wall.vsFasterPeer, r.cpu.vsFasterPeer, (x) => x >= 1.3, ratio);
+}
+
+// A goal judged on the wall clock (the figure asked for) and on CPU time (steadier on a loaded machine).
+function goal(what, wall, cpu, ok, fmt) {
+  const state = (v) => (v == null ? 'NOT MEASURED' : ok(v) ? 'met' : 'MISSED');
+  results.goals.push({ goal: what, wall, cpu, state: state(wall), stateCpu: state(cpu) });
+  const show = (v) => `${state(v)}${v == null ? '' : ` (${fmt(v)})`}`;
+  out(`  goal: ${what.padEnd(52)} wall: ${show(wall).padEnd(22)} cpu: ${show(cpu)}`);
+}
+
+// ------------------------------------------------------------------ 2. trace
+async function trace() {
+  const lengths = readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).map(Number);
+  // Inputs as bench/cache/bucket_bench.cpp makes them: deterministic ids, every token real.
+  const reqs = lengths.map((len, i) => ({
+    len,
+    ids: Float32Array.from({ length: len }, (_, t) => 1 + ((i * 131 + t * 7919) % 999)),
+    mask: new Float32Array(len).fill(1),
+  }));
+  const actualRows = lengths.reduce((a, b) => a + b, 0);
+  const enc = models.encoder;
+  const shapesFor = (inp) => ({ ids: [1, inp.ids.length], mask: [1, inp.mask.length] });
+
+  // Contenders: each has fresh() -> {setupMs, run(from, to, outs|null), stats(), dispose()}.
+  const contenders = [];
+  if (can('cache')) {
+    const r = rungsPeer.api();
+    const model = rungsPeer.loadModel(enc);
+    const build = (upper) => model.build(upper);
+    const scheme = (name, make) => ({
+      name,
+      fresh() {
+        const cache = make();
+        return {
+          setupMs: 0,
+          run(from, to, outs) {
+            for (let i = from; i < to; ++i) {
+              const q = reqs[i];
+              const res = cache.runPadded(q.len, q.len, build, [{ name: 'ids', data: q.ids, inner: 1 }, { name: 'mask', data: q.mask, inner: 1 }], [0]);
+              if (!res) throw new Error(`${name}: length ${q.len} has no bucket`);
+              if (outs) outs[i] = res.outputs[0];
+            }
+          },
+          stats: () => cache.stats(),
+          dispose: () => cache.delete(),
+        };
+      },
+    });
+    contenders.push(scheme('rungs (a) pow2 8..256', () => r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256)));
+    contenders.push(scheme('rungs (b) one bucket 256', () => new r.BucketedCompileCache(r.Device.Cpu, [{ start: 1, end: 257 }])));
+    contenders.push(scheme('rungs (c) pow2 + active extent', () => {
+      const c = r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256);
+      c.setActiveExtent(true);
+      return c;
+    }));
+  }
+  const exact = (name, make, isAsync) => ({
+    name,
+    fresh: async () => {
+      const runner = await make();
+      return {
+        setupMs: runner.setupMs,
+        async run(from, to, outs) {
+          for (let i = from; i < to; ++i) {
+            const inputs = { ids: reqs[i].ids, mask: reqs[i].mask };
+            const y = isAsync ? await runner.run(inputs) : runner.run(inputs);
+            if (outs) outs[i] = y[0];
+          }
+        },
+        stats: () => null,
+        dispose: () => runner.dispose(),
+      };
+    },
+  });
+  contenders.push(exact('tfjs-wasm exact shapes', () => tfjsPeer.model(enc, shapesFor), false));
+  contenders.push(exact('ort-web exact shapes', () => ortPeer.model(enc, null, shapesFor), true));
+
+  // One pass over the trace for every contender, interleaved by chunks of requests (each contender
+  // runs a chunk in turn), so that load from elsewhere on the machine lands on all of them alike.
+  // Returns each contender's total ms.
+  const chunk = 50;
+  async function interleavedPass(live, keep) {
+    const ms = live.map(() => ({ wall: 0, cpu: 0 }));
+    for (let from = 0; from < reqs.length; from += chunk) {
+      const to = Math.min(reqs.length, from + chunk);
+      for (const [k, l] of live.entries()) {
+        const stop = stopwatch();
+        await l.inst.run(from, to, keep ? l.outputs : null);
+        const t = stop();
+        ms[k].wall += t.wall;
+        ms[k].cpu += t.cpu;
+      }
+    }
+    return ms;
+  }
+
+  // Process warm-up, once per engine: a throwaway instance runs the first request, so that
+  // one-time costs of the process (V8 tiering up each engine's wasm code, first-use allocations)
+  // do not land on whichever contender happens to run first.
+  progress('process warm-up (a throwaway cache / session per engine)');
+  for (const c of contenders.filter((x) => !x.name.startsWith('rungs (b)') && !x.name.startsWith('rungs (c)'))) {
+    const inst = await c.fresh();
+    await inst.run(0, 1, null);
+    inst.dispose();
+  }
+
+  // First pass: a fresh cache / session per contender (set-up timed and included), then the trace,
+  // compiles included; its outputs are kept and checked, every request, against tfjs.
+  progress('first pass (fresh caches and sessions, compiles included)');
+  const live = [];
+  for (const c of contenders) {
+    const stop = stopwatch();
+    const inst = await c.fresh();
+    live.push({ c, inst, setup: stop(), outputs: new Array(reqs.length), warm: [] });
+  }
+  const firstMs = await interleavedPass(live, true);
+  for (const [k, l] of live.entries()) {
+    l.first = { wall: l.setup.wall + firstMs[k].wall, cpu: l.setup.cpu + firstMs[k].cpu };
+    l.st = l.inst.stats();
+  }
+  const ref = live.find((l) => l.c.name.startsWith('tfjs'));
+  for (const l of live) {
+    if (l === ref) continue;
+    let worst = 0;
+    for (let i = 0; i < reqs.length; ++i)
+      worst = Math.max(worst, check(`encoder, request ${i} (length ${reqs[i].len}): ${l.c.name} vs ${ref.c.name}`, l.outputs[i], ref.outputs[i]));
+    l.maxRelDiff = worst;
+  }
+  for (const l of live) l.outputs = null;
+
+  // Warm passes, interleaved the same way.
+  for (let rep = 0; rep < opt.traceReps; ++rep) {
+    progress(`warm pass ${rep + 1}/${opt.traceReps}`);
+    const ms = await interleavedPass(live, false);
+    for (const [k, l] of live.entries()) l.warm.push(ms[k]);
+  }
+
+  const warmOf = (l, clock) => median(l.warm.map((t) => t[clock]));
+  const rows = live.map((l) => {
+    const st = l.st;
+    const after = l.inst.stats();
+    if (st && after.compiles !== st.compiles) results.notes.push(`${l.c.name}: ${after.compiles - st.compiles} compiles during warm passes`);
+    l.inst.dispose();
+    return {
+      scheme: l.c.name,
+      compiles: st ? st.compiles : null,
+      compileMs: st ? st.compileMs : l.setup.wall,
+      firstPassMs: l.first.wall,
+      warmMs: warmOf(l, 'wall'),
+      warmCpuMs: warmOf(l, 'cpu'),
+      warmSamples: l.warm,
+      actualRows: st ? st.actualRows : actualRows,
+      paddedRows: st ? st.paddedRows : actualRows,
+      computedRows: st ? st.computedRows : actualRows,
+      waste: st ? st.waste : 1,
+      computeWaste: st ? st.computeWaste : 1,
+      vsTfjsWarm: warmOf(ref, 'wall') / warmOf(l, 'wall'),
+      vsTfjsWarmCpu: warmOf(ref, 'cpu') / warmOf(l, 'cpu'),
+      vsTfjsFirst: ref.first.wall / l.first.wall,
+      vsTfjsFirstCpu: ref.first.cpu / l.first.cpu,
+      maxRelDiff: l.maxRelDiff ?? 0,
+    };
+  });
+  return { requests: reqs.length, actualRows, distinctLengths: new Set(lengths).size, rows };
+}
+
+function printTrace(t) {
+  out(`\n2. Encoder over the trace (issue #6): ${t.requests} requests, ${t.actualRows} tokens, ${t.distinctLengths} distinct lengths;` +
+    ` warm = median of ${opt.traceReps} whole-trace passes; first pass = fresh cache/session, compiles and set-up included;` +
+    ` contenders interleaved by chunks of 50 requests`);
+  out(table(
+    ['scheme', 'compiles', 'compile ms', 'first pass ms', 'warm ms', 'warm cpu ms', 'padded rows', 'computed rows', 'waste',
+      'compute waste', 'vs tfjs warm', 'cpu', 'vs tfjs first', 'cpu', 'max rel diff'],
+    t.rows.map((r) => [r.scheme, r.compiles ?? '-', fixed(r.compileMs), fixed(r.firstPassMs), fixed(r.warmMs), fixed(r.warmCpuMs),
+      r.paddedRows, r.computedRows, fixed(r.waste, 2), fixed(r.computeWaste, 2), ratio(r.vsTfjsWarm), ratio(r.vsTfjsWarmCpu),
+      ratio(r.vsTfjsFirst), ratio(r.vsTfjsFirstCpu), sci(r.maxRelDiff)])));
+  out('  compile ms: rungs compile time in the first pass (cache.stats()); for tfjs / ORT their set-up (weight upload, session creation).');
+  out('  first pass ms includes it (after a process warm-up: each engine ran one request in a throwaway cache / session).');
+  out('  vs tfjs: tfjs time / this time (higher is faster); "cpu": the same from process CPU time.');
+  const rungsRows = t.rows.filter((r) => r.scheme.startsWith('rungs'));
+  const best = (key) => rungsRows.reduce((a, b) => (a && a[key] <= b[key] ? a : b), null);
+  const bw = best('warmMs'), bc = best('warmCpuMs');
+  goal(`best rungs scheme >= 1.5x faster than tfjs, warm${bw ? ` (${bw.scheme.slice(6, 9)} wall, ${bc.scheme.slice(6, 9)} cpu)` : ''}`,
+    bw?.vsTfjsWarm, bc?.vsTfjsWarmCpu, (x) => x >= 1.5, ratio);
+  const fw = rungsRows.reduce((a, b) => (a && a.firstPassMs <= b.firstPassMs ? a : b), null);
+  const fc = rungsRows.reduce((a, b) => (a && a.vsTfjsFirstCpu >= b.vsTfjsFirstCpu ? a : b), null);
+  goal(`  same, first pass incl. compiles${fw ? ` (${fw.scheme.slice(6, 9)} wall, ${fc.scheme.slice(6, 9)} cpu)` : ''}`,
+    fw?.vsTfjsFirst, fc?.vsTfjsFirstCpu, (x) => x >= 1.5, ratio);
+}
+
+// ------------------------------------------------------------------ main
+try {
+  if (opt.only !== 'trace') {
+    results.kernels = await kernels();
+    printKernels(results.kernels);
+  }
+  if (opt.only !== 'kernels') {
+    results.trace = await trace();
+    printTrace(results.trace);
+  }
+} catch (e) {
+  if (e instanceof Mismatch) {
+    console.error(`\nFAILED: ${e.message}`);
+    process.exit(1);
+  }
+  throw e;
+}
+results.environment.loadAverageAtEnd = os.loadavg()[0];
+out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
+for (const n of results.notes) out(`  note: ${n}`);
+if (opt.format === 'json') console.log(JSON.stringify(results, null, 2));
