@@ -308,7 +308,8 @@ export function wasteChart(el) {
       legend: { top: 0, right: 0, itemWidth: 14, itemHeight: 8, textStyle: { color: INK2, fontSize: 11.5, fontFamily: FONT } },
       grid: { left: 8, right: 16, top: 30, bottom: 24, containLabel: true },
       xAxis: { ...axisCommon, type: 'value', min: 0, max: Math.max(1, total), name: 'requests', nameLocation: 'middle', nameGap: 24, splitLine: { show: false } },
-      yAxis: { ...axisCommon, type: 'value', min: 1, scale: true, axisLabel: { ...axisCommon.axisLabel, formatter: (v) => `${v.toFixed(v < 10 ? 1 : 0)}×` }, splitNumber: 4 },
+      // Log scale: a 1.3× ladder and an 8× one big bucket stay readable on one chart.
+      yAxis: { ...axisCommon, type: 'log', logBase: 2, min: 1, max: (v) => Math.max(2, 2 ** Math.ceil(Math.log2(v.max * 1.05))), axisLabel: { ...axisCommon.axisLabel, formatter: (v) => `${v}×` } },
       series: lines.map((l) => ({
         name: l.name,
         type: 'line',

@@ -115,6 +115,7 @@ worker.onmessage = (ev) => {
       el.env.textContent = `rungs ${m.version} · ${m.isa === 'wasm' ? 'WebAssembly SIMD128' : m.isa} · in a Web Worker`;
       el.env.className = 'env ok';
       $('foot-version').textContent = m.version;
+      publish();
       replan();
       break;
     case 'plan':
@@ -677,15 +678,29 @@ function renderCompare() {
   const want = `${chartEl.clientWidth < 520 ? 2 * perGrid : perGrid}px`;
   if (chartEl.style.height !== want) chartEl.style.height = want;
   chartCompare.update({ rows: shownRows });
-  const cell = (v, f, field) => `<td data-field="${field}" data-value="${v == null ? '' : v}">${v == null ? '…' : f(v)}</td>`;
-  el.compareBody.innerHTML = rows.map((r) => r.error
-    ? `<tr data-scheme="${r.i}"><td class="scheme-name"><span class="swatch" style="background:${r.color}"></span>${r.letter} · ${escapeHtml(r.label)}</td><td colspan="11" class="muted" style="text-align:left">invalid: ${escapeHtml(r.error)}</td></tr>`
-    : `<tr data-scheme="${r.i}" class="${r.i === state.selected ? 'selected' : ''}">` +
-      `<td class="scheme-name"><span class="swatch" style="background:${r.color}"></span>${r.letter} · ${escapeHtml(r.label)}</td>` +
-      cell(r.buckets, fmtInt, 'buckets') + cell(r.compiles, fmtInt, 'compiles') + cell(r.refused, fmtInt, 'refused') +
-      cell(r.actualRows, fmtInt, 'actualRows') + cell(r.paddedRows, fmtInt, 'paddedRows') + cell(r.waste, fmtX, 'waste') +
-      cell(r.computeWaste, fmtX, 'computeWaste') + cell(r.compileMs, fmtMs, 'compileMs') + cell(r.totalMs, fmtMs, 'totalMs') +
-      cell(r.arena, fmtBytes, 'arenaBytes') + cell(r.weights, fmtBytes, 'weightBytes') + '</tr>').join('');
+  // Columns: "computed" only with active extent (it equals the waste otherwise), "refused" only
+  // when a scheme refused requests.
+  const active = run && run.active;
+  const refused = rows.some((r) => r.refused > 0);
+  const cols = [
+    ['compiles', 'Compiled', (v, r) => `${fmtInt(v)} / ${fmtInt(r.buckets)}`],
+    ...(refused ? [['refused', 'Refused', fmtInt]] : []),
+    ['actualRows', 'Real rows', fmtInt], ['paddedRows', 'Padded rows', fmtInt], ['waste', 'Waste', fmtX],
+    ...(active ? [['computeWaste', 'Computed', fmtX]] : []),
+    ['compileMs', 'Compile', fmtMs], ['totalMs', 'Total', fmtMs], ['memory', 'Memory', fmtBytes],
+  ];
+  const head = `<tr><th scope="col">Scheme</th>${cols.map(([, h]) => `<th scope="col">${h}</th>`).join('')}</tr>`;
+  const thead = el.compareBody.parentElement.tHead;
+  if (thead.innerHTML !== head) thead.innerHTML = head;
+  const name = (r) => `<td class="scheme-name"><span class="swatch" style="background:${r.color}"></span>${r.letter} · ${escapeHtml(r.label)}</td>`;
+  const cell = (r, [field, , f]) => {
+    const v = r[field];
+    const title = field === 'memory' && v != null ? ` title="arena ${fmtBytes(r.arena)} + weights ${fmtBytes(r.weights)}"` : '';
+    return `<td data-field="${field}" data-value="${v == null ? '' : v}"${title}>${v == null ? '…' : f(v, r)}</td>`;
+  };
+  el.compareBody.innerHTML = rows.map((r) => (r.error
+    ? `<tr data-scheme="${r.i}">${name(r)}<td colspan="${cols.length}" class="muted" style="text-align:left">invalid: ${escapeHtml(r.error)}</td></tr>`
+    : `<tr data-scheme="${r.i}" class="${r.i === state.selected ? 'selected' : ''}">${name(r)}${cols.map((c) => cell(r, c)).join('')}</tr>`)).join('');
 }
 
 function escapeHtml(s) {
@@ -758,24 +773,24 @@ function renderReport(view, ranges, buckets) {
     facts.push(['Status', 'not run yet']);
   }
   const dl = `<dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
-  let detail;
-  if (report) {
-    const counts = new Map();
-    for (const k of report.kernels) counts.set(k.kernel, (counts.get(k.kernel) ?? 0) + 1);
-    const kernels = [...counts.entries()].sort((a, b2) => b2[1] - a[1]);
-    const passes = report.passes;
-    detail = `<div><h3>Fused kernels (${report.kernels.length} nodes, ${kernels.length} kinds)</h3><ul class="kernels">` +
-      kernels.map(([k, n]) => `<li><span>${escapeHtml(k)}</span><span>×${n}</span></li>`).join('') + '</ul></div>' +
-      `<div class="wide"><h3>Passes (compile ${fmtMs(report.compileMs)}, arena ${fmtBytes(report.arenaBytes)}, intermediates ${fmtBytes(report.intermediateBytes)})</h3>` +
-      '<div class="table-wrap"><table class="passes"><thead><tr><th scope="col">Pass</th><th scope="col">Nodes</th><th scope="col">Time</th></tr></thead><tbody>' +
-      passes.map((p) => `<tr><td>${escapeHtml(p.name)}</td><td class="${p.changed ? 'changed' : ''}">${p.nodesBefore} → ${p.nodesAfter}</td><td>${fmtMs(p.ms)}</td></tr>`).join('') +
-      '</tbody></table></div></div>';
-  } else if (b && b.compiled) {
-    detail = '<p class="empty">The compiled graph\'s report (passes, fused kernels) appears when this scheme finishes.</p>';
-  } else {
-    detail = '<p class="empty">Nothing compiled here yet: a bucket compiles the first time a request needs it.</p>';
+  // Two columns: the facts with the kernels, and the passes (one column on narrow screens).
+  if (!report) {
+    const why = b && b.compiled
+      ? 'The compiled graph\'s report (passes, fused kernels) appears when this scheme finishes.'
+      : 'Nothing compiled here yet: a bucket compiles the first time a request needs it.';
+    el.bucketReport.innerHTML = `<div class="stack">${dl}</div><div><p class="empty">${why}</p></div>`;
+    return;
   }
-  el.bucketReport.innerHTML = dl + detail;
+  const counts = new Map();
+  for (const k of report.kernels) counts.set(k.kernel, (counts.get(k.kernel) ?? 0) + 1);
+  const kernels = [...counts.entries()].sort((x, y) => y[1] - x[1]);
+  const kernelList = `<div><h3>Fused kernels (${report.kernels.length} nodes, ${kernels.length} kinds)</h3><ul class="kernels">` +
+    kernels.map(([k, n]) => `<li><span>${escapeHtml(k)}</span><span>×${n}</span></li>`).join('') + '</ul></div>';
+  const passes = `<div><h3>Passes (compile ${fmtMs(report.compileMs)}, arena ${fmtBytes(report.arenaBytes)}, intermediates ${fmtBytes(report.intermediateBytes)})</h3>` +
+    '<div class="table-wrap"><table class="passes"><thead><tr><th scope="col">Pass</th><th scope="col">Nodes</th><th scope="col">Time</th></tr></thead><tbody>' +
+    report.passes.map((p) => `<tr><td>${escapeHtml(p.name)}</td><td class="${p.changed ? 'changed' : ''}">${p.nodesBefore} → ${p.nodesAfter}</td><td>${fmtMs(p.ms)}</td></tr>`).join('') +
+    '</tbody></table></div></div>';
+  el.bucketReport.innerHTML = `<div class="stack">${dl}${kernelList}</div>${passes}`;
 }
 
 function renderResults() {
