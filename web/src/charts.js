@@ -57,6 +57,11 @@ function make(el) {
   };
 }
 
+// A quiet message in the middle of a chart that has nothing to draw.
+const emptyNote = (text) => (text ? {
+  title: { text, left: 'center', top: 'middle', textStyle: { color: INK3, fontSize: 12.5, fontWeight: 500, fontFamily: FONT } },
+} : {});
+
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 const bucketName = (r) => (r.end - r.start === 1 ? `${r.start}` : `${r.start}–${r.end - 1}`);
 
@@ -115,6 +120,7 @@ export function ladderChart(el, onSelect) {
       ...base,
       aria: { enabled: true, label: { description: `Bucket ladder of ${ranges.length} buckets over request lengths 1 to ${lastEnd - 1}, with the histogram of ${lengths.length} request lengths.` } },
       tooltip: { ...base.tooltip, trigger: 'item' },
+      ...(ranges.length === 0 ? { title: { text: 'No ladder: the scheme is invalid', left: 'center', top: 40, textStyle: { color: INK3, fontSize: 12.5, fontWeight: 500, fontFamily: FONT } } } : {}),
       grid: grids,
       xAxis: [
         { ...xAxisBase, gridIndex: 0, axisLabel: { show: false }, axisTick: { show: false }, axisLine: { show: false } },
@@ -198,7 +204,7 @@ export function ladderChart(el, onSelect) {
             const p0 = api.coord([api.value(0), api.value(2)]);
             const p1 = api.coord([api.value(1), 0]);
             const gap = p1[0] - p0[0] > 4 ? 1 : 0;
-            const fill = b < 0 ? '#e5484d' : mix('#ffffff', color, b % 2 === 0 ? 0.85 : 0.5);
+            const fill = ranges.length === 0 ? '#c3c7d4' : b < 0 ? '#e5484d' : mix('#ffffff', color, b % 2 === 0 ? 0.85 : 0.5);
             const shape = echarts.graphic.clipRectByRect(
               { x: p0[0], y: p0[1], width: Math.max(0.8, p1[0] - p0[0] - gap), height: p1[1] - p0[1] },
               params.coordSys);
@@ -208,7 +214,7 @@ export function ladderChart(el, onSelect) {
             formatter: (p) => {
               const [s, e, n, b] = p.value;
               const keys = e - s === 1 ? `length ${s}` : `lengths ${s}–${e - 1}`;
-              const where = b < 0 ? '<span style="color:#b42318">outside every bucket: refused</span>' : `bucket ${bucketName(ranges[b])}, padded to ${ranges[b].end - 1}`;
+              const where = ranges.length === 0 ? 'no ladder' : b < 0 ? '<span style="color:#b42318">outside every bucket: refused</span>' : `bucket ${bucketName(ranges[b])}, padded to ${ranges[b].end - 1}`;
               return `<b>${fmtInt(n)}</b> requests of ${keys}<br>${where}`;
             },
           },
@@ -247,6 +253,7 @@ export function paddingChart(el, onSelect) {
     const dim = (i) => (selected >= 0 && i !== selected ? 0.55 : 1);
     c.chart.setOption({
       ...base,
+      ...emptyNote(ranges.length === 0 ? 'No buckets: the scheme is invalid' : !buckets ? 'Run to see the rows' : ''),
       tooltip: {
         ...base.tooltip,
         trigger: 'axis',
@@ -300,6 +307,7 @@ export function wasteChart(el) {
   const draw = ({ lines, total }) => {
     c.chart.setOption({
       ...base,
+      ...emptyNote(lines.every((l) => l.points.length === 0) ? 'Run to see the waste build up' : ''),
       tooltip: {
         ...base.tooltip,
         trigger: 'axis',
@@ -348,6 +356,7 @@ export function timelineChart(el) {
     const refused = events.filter((e) => e.upper === null).length;
     c.chart.setOption({
       ...base,
+      ...emptyNote(plain.length + compiles.length === 0 ? (refused ? 'Every request was refused' : 'Run to see each request') : ''),
       tooltip: {
         ...base.tooltip,
         trigger: 'item',
@@ -428,6 +437,7 @@ export function compareChart(el) {
         tooltip: { formatter: (p) => `<b>${esc(rows[p.dataIndex].letter)} · ${esc(rows[p.dataIndex].label)}</b><br>${m.title}: ${m.get(rows[p.dataIndex]) == null ? 'running…' : m.fmt(p.value)}` },
       });
     });
+    if (rows.length === 0) option.title = [emptyNote('Run to compare the schemes').title];
     c.chart.setOption(option, { notMerge: true });
   };
   return { update: (d) => c.set(draw, d) };
