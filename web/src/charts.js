@@ -3,11 +3,11 @@
 // element resizes.
 import * as echarts from 'echarts/core';
 import { BarChart, CustomChart, LineChart, ScatterChart } from 'echarts/charts';
-import { AriaComponent, GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent } from 'echarts/components';
+import { GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 import { fmtBytes, fmtInt, fmtMs, fmtX, mix } from './format.js';
 
-echarts.use([BarChart, CustomChart, LineChart, ScatterChart, AriaComponent, GridComponent, LegendComponent,
+echarts.use([BarChart, CustomChart, LineChart, ScatterChart, GridComponent, LegendComponent,
   MarkLineComponent, TitleComponent, TooltipComponent, CanvasRenderer]);
 
 const FONT = "'Inter Variable', 'DejaVu Sans', sans-serif";
@@ -21,7 +21,6 @@ const COMPILE = '#ea580c';
 const base = {
   animation: false,
   textStyle: { fontFamily: FONT, color: INK2 },
-  aria: { enabled: true },
   tooltip: {
     confine: true,
     backgroundColor: 'rgba(255,255,255,0.97)',
@@ -38,21 +37,35 @@ const axisCommon = {
   nameTextStyle: { color: INK3, fontSize: 11, fontFamily: FONT },
 };
 
+// A chart that draws only while on screen: updates that arrive while it is scrolled away are kept
+// and drawn when it comes back (a run sends several updates a second to five charts).
 function make(el) {
   const chart = echarts.init(el, null, { renderer: 'canvas' });
   let last = null;
   let draw = null;
+  let visible = true;
+  let dirty = false;
+  const paint = () => {
+    dirty = false;
+    if (last && draw) draw(last);
+  };
   new ResizeObserver(() => {
     chart.resize();
-    if (last && draw) draw(last);
+    if (visible) paint();
+    else dirty = true;
   }).observe(el);
+  new IntersectionObserver((entries) => {
+    visible = entries[entries.length - 1].isIntersecting;
+    if (visible && dirty) paint();
+  }, { rootMargin: '200px' }).observe(el);
   return {
     chart,
     narrow: () => el.clientWidth < 520,
     set(fn, data) {
       draw = fn;
       last = data;
-      fn(data);
+      if (visible) paint();
+      else dirty = true;
     },
   };
 }
@@ -118,13 +131,12 @@ export function ladderChart(el, onSelect) {
 
     c.chart.setOption({
       ...base,
-      aria: { enabled: true, label: { description: `Bucket ladder of ${ranges.length} buckets over request lengths 1 to ${lastEnd - 1}, with the histogram of ${lengths.length} request lengths.` } },
       tooltip: { ...base.tooltip, trigger: 'item' },
       ...(ranges.length === 0 ? { title: { text: 'No ladder: the scheme is invalid', left: 'center', top: 40, textStyle: { color: INK3, fontSize: 12.5, fontWeight: 500, fontFamily: FONT } } } : {}),
       grid: grids,
       xAxis: [
         { ...xAxisBase, gridIndex: 0, axisLabel: { show: false }, axisTick: { show: false }, axisLine: { show: false } },
-        { ...xAxisBase, gridIndex: 1, name: 'request length (rows)', nameLocation: 'middle', nameGap: 26 },
+        { ...xAxisBase, gridIndex: 1, name: 'request length (rows)', nameLocation: 'middle', nameGap: 26, axisLabel: { ...axisCommon.axisLabel, hideOverlap: true } },
       ],
       yAxis: [
         { gridIndex: 0, type: 'value', min: 0, max: 1, show: false },
@@ -206,7 +218,7 @@ export function ladderChart(el, onSelect) {
             const gap = p1[0] - p0[0] > 4 ? 1 : 0;
             const fill = ranges.length === 0 ? '#c3c7d4' : b < 0 ? '#e5484d' : mix('#ffffff', color, b % 2 === 0 ? 0.85 : 0.5);
             const shape = echarts.graphic.clipRectByRect(
-              { x: p0[0], y: p0[1], width: Math.max(0.8, p1[0] - p0[0] - gap), height: p1[1] - p0[1] },
+              { x: p0[0], y: p0[1], width: Math.max(2, p1[0] - p0[0] - gap), height: p1[1] - p0[1] },
               params.coordSys);
             return shape && { type: 'rect', shape, style: { fill, opacity: selected >= 0 && b !== selected ? 0.55 : 1 } };
           },

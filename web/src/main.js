@@ -112,7 +112,7 @@ worker.onmessage = (ev) => {
     case 'ready':
       state.ready = true;
       state.env = { version: m.version, isa: m.isa };
-      el.env.textContent = `rungs ${m.version} · ${m.isa === 'wasm' ? 'WebAssembly SIMD128' : m.isa} · in a Web Worker`;
+      el.env.textContent = `rungs ${m.version} · ${m.isa === 'wasm' ? 'WebAssembly SIMD128' : m.isa} · Web Worker`;
       el.env.className = 'env ok';
       $('foot-version').textContent = m.version;
       publish();
@@ -272,7 +272,7 @@ function onRunMessage(m) {
     run.message = `The run failed: ${m.message}`;
   }
   publish();
-  scheduleRender(m.type === 'progress' ? 120 : 0);
+  scheduleRender(m.type === 'progress' ? 200 : 0);
 }
 
 // ------------------------------------------------------------------------------------------ test hook
@@ -645,6 +645,7 @@ function renderNotice(view) {
   el.notice.textContent = notes.join(' ');
 }
 
+// Fills the compare table and returns the job that draws the compare chart.
 function renderCompare() {
   const run = state.run;
   const rows = [];
@@ -677,7 +678,6 @@ function renderCompare() {
   const perGrid = 34 + 28 * Math.max(1, shownRows.length);
   const want = `${chartEl.clientWidth < 520 ? 2 * perGrid : perGrid}px`;
   if (chartEl.style.height !== want) chartEl.style.height = want;
-  chartCompare.update({ rows: shownRows });
   // Columns: "computed" only with active extent (it equals the waste otherwise), "refused" only
   // when a scheme refused requests.
   const active = run && run.active;
@@ -701,6 +701,7 @@ function renderCompare() {
   el.compareBody.innerHTML = rows.map((r) => (r.error
     ? `<tr data-scheme="${r.i}">${name(r)}<td colspan="${cols.length}" class="muted" style="text-align:left">invalid: ${escapeHtml(r.error)}</td></tr>`
     : `<tr data-scheme="${r.i}" class="${r.i === state.selected ? 'selected' : ''}">${name(r)}${cols.map((c) => cell(r, c)).join('')}</tr>`)).join('');
+  return () => chartCompare.update({ rows: shownRows });
 }
 
 function escapeHtml(s) {
@@ -803,8 +804,7 @@ function renderResults() {
   const ranges = scheme.ranges ?? [];
   const buckets = result && result.stats ? result.stats.buckets : null;
   renderBuckets(view);
-  chartLadder.update({ ranges, buckets, lengths, selected: state.bucket, log: el.logAxis.checked, color: scheme.color });
-  chartPadding.update({ ranges, buckets, selected: state.bucket, color: scheme.color, active: view.run ? view.run.active : state.active });
+  const drawCompare = renderCompare();  // the table now, the chart with the others
   const run = state.run;
   const lines = run ? run.schemes.map((s, i) => ({
     name: `${s.letter} · ${s.label}`,
@@ -813,9 +813,28 @@ function renderResults() {
     expected: s.expectedWaste,
     selected: i === state.selected,
   })).filter((l, i) => !run.schemes[i].error) : [];
-  chartWaste.update({ lines, total: lengths.length });
-  chartTimeline.update({ events: result ? result.events : [], color: scheme.color, total: lengths.length });
-  renderCompare();
+  const active = view.run ? view.run.active : state.active;
+  // One chart per task, so input events get in between while a run streams updates.
+  drawCharts([
+    () => chartLadder.update({ ranges, buckets, lengths, selected: state.bucket, log: el.logAxis.checked, color: scheme.color }),
+    () => chartPadding.update({ ranges, buckets, selected: state.bucket, color: scheme.color, active }),
+    () => chartWaste.update({ lines, total: lengths.length }),
+    () => chartTimeline.update({ events: result ? result.events : [], color: scheme.color, total: lengths.length }),
+    drawCompare,
+  ]);
+}
+
+let chartJobs = [];
+let chartTimer = 0;
+function drawCharts(jobs) {
+  chartJobs = jobs;  // newer data replaces jobs not yet run
+  if (!chartTimer) chartTimer = setTimeout(pumpCharts, 0);
+}
+function pumpCharts() {
+  chartTimer = 0;
+  const job = chartJobs.shift();
+  if (job) job();
+  if (chartJobs.length) chartTimer = setTimeout(pumpCharts, 0);
 }
 
 // ------------------------------------------------------------------------------------------ start
