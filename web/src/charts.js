@@ -37,8 +37,9 @@ const axisCommon = {
   nameTextStyle: { color: INK3, fontSize: 11, fontFamily: FONT },
 };
 
-// A chart that draws only while on screen: updates that arrive while it is scrolled away are kept
-// and drawn when it comes back (a run sends several updates a second to five charts).
+// A chart that, while a run streams updates (several a second to five charts), draws only when on
+// screen: updates that arrive while it is scrolled away are kept and drawn when it comes back.
+// update(data, { always: true }) draws anyway (the final state of a run).
 function make(el) {
   const chart = echarts.init(el, null, { renderer: 'canvas' });
   let last = null;
@@ -61,10 +62,10 @@ function make(el) {
   return {
     chart,
     narrow: () => el.clientWidth < 520,
-    set(fn, data) {
+    set(fn, data, always) {
       draw = fn;
       last = data;
-      if (visible) paint();
+      if (visible || always) paint();
       else dirty = true;
     },
   };
@@ -249,7 +250,7 @@ export function ladderChart(el, onSelect) {
       ],
     }, { notMerge: true });
   };
-  return { update: (d) => c.set(draw, d) };
+  return { update: (d, o) => c.set(draw, d, o && o.always) };
 }
 
 // ----------------------------------------------------------------------------------------- rows per bucket
@@ -308,7 +309,7 @@ export function paddingChart(el, onSelect) {
       ],
     }, { notMerge: true });
   };
-  return { update: (d) => c.set(draw, d) };
+  return { update: (d, o) => c.set(draw, d, o && o.always) };
 }
 
 // ----------------------------------------------------------------------------------------- waste over time
@@ -349,7 +350,7 @@ export function wasteChart(el) {
       })),
     }, { notMerge: true });
   };
-  return { update: (d) => c.set(draw, d) };
+  return { update: (d, o) => c.set(draw, d, o && o.always) };
 }
 
 // ----------------------------------------------------------------------------------------- timeline
@@ -408,7 +409,7 @@ export function timelineChart(el) {
       ],
     }, { notMerge: true });
   };
-  return { update: (d) => c.set(draw, d) };
+  return { update: (d, o) => c.set(draw, d, o && o.always) };
 }
 
 // ----------------------------------------------------------------------------------------- compare
@@ -452,5 +453,5 @@ export function compareChart(el) {
     if (rows.length === 0) option.title = [emptyNote('Run to compare the schemes').title];
     c.chart.setOption(option, { notMerge: true });
   };
-  return { update: (d) => c.set(draw, d) };
+  return { update: (d, o) => c.set(draw, d, o && o.always) };
 }

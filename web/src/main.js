@@ -701,7 +701,7 @@ function renderCompare() {
   el.compareBody.innerHTML = rows.map((r) => (r.error
     ? `<tr data-scheme="${r.i}">${name(r)}<td colspan="${cols.length}" class="muted" style="text-align:left">invalid: ${escapeHtml(r.error)}</td></tr>`
     : `<tr data-scheme="${r.i}" class="${r.i === state.selected ? 'selected' : ''}">${name(r)}${cols.map((c) => cell(r, c)).join('')}</tr>`)).join('');
-  return () => chartCompare.update({ rows: shownRows });
+  return (o) => chartCompare.update({ rows: shownRows }, o);
 }
 
 function escapeHtml(s) {
@@ -814,13 +814,15 @@ function renderResults() {
     selected: i === state.selected,
   })).filter((l, i) => !run.schemes[i].error) : [];
   const active = view.run ? view.run.active : state.active;
-  // One chart per task, so input events get in between while a run streams updates.
+  // One chart per task, so input events get in between while a run streams updates; off-screen
+  // charts catch up when scrolled to, or at once when nothing is running.
+  const o = { always: !run || run.status !== 'running' };
   drawCharts([
-    () => chartLadder.update({ ranges, buckets, lengths, selected: state.bucket, log: el.logAxis.checked, color: scheme.color }),
-    () => chartPadding.update({ ranges, buckets, selected: state.bucket, color: scheme.color, active }),
-    () => chartWaste.update({ lines, total: lengths.length }),
-    () => chartTimeline.update({ events: result ? result.events : [], color: scheme.color, total: lengths.length }),
-    drawCompare,
+    () => chartLadder.update({ ranges, buckets, lengths, selected: state.bucket, log: el.logAxis.checked, color: scheme.color }, o),
+    () => chartPadding.update({ ranges, buckets, selected: state.bucket, color: scheme.color, active }, o),
+    () => chartWaste.update({ lines, total: lengths.length }, o),
+    () => chartTimeline.update({ events: result ? result.events : [], color: scheme.color, total: lengths.length }, o),
+    () => drawCompare(o),
   ]);
 }
 
@@ -828,6 +830,7 @@ let chartJobs = [];
 let chartTimer = 0;
 function drawCharts(jobs) {
   chartJobs = jobs;  // newer data replaces jobs not yet run
+  document.body.dataset.charts = 'drawing';
   if (!chartTimer) chartTimer = setTimeout(pumpCharts, 0);
 }
 function pumpCharts() {
@@ -835,6 +838,7 @@ function pumpCharts() {
   const job = chartJobs.shift();
   if (job) job();
   if (chartJobs.length) chartTimer = setTimeout(pumpCharts, 0);
+  else document.body.dataset.charts = 'idle';  // body[data-charts=idle]: every chart is drawn
 }
 
 // ------------------------------------------------------------------------------------------ start

@@ -56,6 +56,11 @@ function compareTable(page) {
   }));
 }
 
+async function screenshot(page, path) {
+  await page.waitForSelector('body[data-charts="idle"]');
+  await page.screenshot({ path, fullPage: true });
+}
+
 async function showScheme(page, i) {
   await page.locator('#scheme-tabs input').nth(i).check();
   await page.waitForFunction((k) => window.__rungs.selected === k, i);
@@ -194,7 +199,7 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
     await page.selectOption('#bucket-select', String(busiest));
     await page.locator('#bucket-report .kernels li').first().waitFor();
     assert.match(await page.locator('#bucket-report').textContent(), /Passes \(compile/);
-    await page.screenshot({ path: `${artifacts}/screenshot.png`, fullPage: true });
+    await screenshot(page, `${artifacts}/screenshot.png`);
 
     // ---- changing a scheme resets and reruns
     const before = snap.runId;
@@ -221,7 +226,7 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
     await showScheme(page, 0);
     assert.match(await page.locator('#run-notice').textContent(), /1 request was longer than the largest bucket \(256\) and refused/);
     assert.match(await page.locator('#scheme-hint').textContent(), /1 of 4 requests are longer than 256/);
-    await page.screenshot({ path: `${artifacts}/screenshot-pasted.png`, fullPage: true });
+    await screenshot(page, `${artifacts}/screenshot-pasted.png`);
 
     // ---- a phone-width layout of a default run (three schemes, one click)
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
@@ -237,7 +242,7 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
     assert.deepEqual(phoneSnap.schemes.map((s) => s.spec.kind), ['pow2', 'optimal', 'one']);
     const width = await phone.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(width <= 390, `no horizontal scrolling at 390 px (page is ${width} px wide)`);
-    await phone.screenshot({ path: `${artifacts}/screenshot-390.png`, fullPage: true });
+    await screenshot(phone, `${artifacts}/screenshot-390.png`);
     await phone.close();
 
     assert.deepEqual(problems, [], 'no console errors or warnings, no failed requests');
