@@ -38,10 +38,15 @@ test('the encoder from bytes describes itself', { skip: missing && why }, () => 
     const params = model.params();
     assert.ok(params.length > 10);
     assert.equal(model.paramCount(), params.reduce((n, p) => n + p.shape.reduce((a, b) => a * b, 1), 0));
-    // The bytes round-trip: the weights it hands back load again to the same description.
-    const again = loadModel(model.toJson(), model.weightsBytes(), 'again');
+    // The bytes round-trip: the weights it hands back load again to the same description (the
+    // bundled encoder stores bf16; asked for f32, every tensor comes back F32).
+    assert.ok(params.every((p) => p.dtype === 'BF16'));
+    const again = loadModel(model.toJson(), model.weightsBytes('BF16'), 'again');
     assert.deepEqual(again.params(), params);
+    const wide = loadModel(model.toJson(), model.weightsBytes(), 'wide');
+    assert.deepEqual(wide.params(), params.map((p) => ({ ...p, dtype: 'F32' })));
     again.delete();
+    wide.delete();
   } finally {
     model.delete();
   }
