@@ -126,7 +126,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     const { url } = await serve(args.dir, args.port, args.host);
     console.log(`rungs demo: ${url}  (serving ${args.dir}; Ctrl-C stops)`);
   } catch (e) {
-    console.error(`server: cannot listen on ${args.host}:${args.port}: ${e.message}`);
+    const hint = e.code === 'EADDRINUSE' ? ' (the port is taken: pass another with --port N)' : '';
+    console.error(`server: cannot listen on ${args.host}:${args.port}: ${e.message}${hint}`);
     process.exit(1);
   }
 }

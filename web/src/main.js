@@ -692,7 +692,7 @@ function renderCompare() {
   const head = `<tr><th scope="col">Scheme</th>${cols.map(([, h]) => `<th scope="col">${h}</th>`).join('')}</tr>`;
   const thead = el.compareBody.parentElement.tHead;
   if (thead.innerHTML !== head) thead.innerHTML = head;
-  const name = (r) => `<td class="scheme-name"><span class="swatch" style="background:${r.color}"></span>${r.letter} · ${escapeHtml(r.label)}</td>`;
+  const name = (r) => `<td class="scheme-name" title="${escapeHtml(r.label)}"><span class="swatch" style="background:${r.color}"></span>${r.letter} · ${escapeHtml(r.label)}</td>`;
   const cell = (r, [field, , f]) => {
     const v = r[field];
     const title = field === 'memory' && v != null ? ` title="arena ${fmtBytes(r.arena)} + weights ${fmtBytes(r.weights)}"` : '';
