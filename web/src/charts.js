@@ -95,7 +95,7 @@ export function ladderChart(el, onSelect) {
     }
   });
   const draw = (d) => {
-    const { ranges, buckets, lengths, selected, log, color } = d;
+    const { ranges, buckets, lengths, done, selected, log, color } = d;
     const lastEnd = ranges.length ? ranges[ranges.length - 1].end : 2;
     const longest = lengths.reduce((m, k) => Math.max(m, k), 0);
     const xMax = Math.max(lastEnd, longest + 1);
@@ -104,16 +104,18 @@ export function ladderChart(el, onSelect) {
 
     // Histogram bins: width 1 up to 320 keys, wider beyond so there are at most ~320 bars.
     const width = Math.max(1, Math.ceil(xMax / 320));
+    const binOf = (k) => Math.floor((k - 1) / width) * width + 1;
     const counts = new Map();
-    for (const k of lengths) {
-      const b0 = Math.floor((k - 1) / width) * width + 1;
-      counts.set(b0, (counts.get(b0) ?? 0) + 1);
-    }
+    for (const k of lengths) counts.set(binOf(k), (counts.get(binOf(k)) ?? 0) + 1);
+    // While a run is going, the part of each bar already sent through the cache is solid.
+    const doneCounts = new Map();
+    if (done) for (const [k, n] of done) doneCounts.set(binOf(k), (doneCounts.get(binOf(k)) ?? 0) + n);
     const bucketAt = (k) => {
       for (let i = 0; i < ranges.length; i++) if (k >= ranges[i].start && k < ranges[i].end) return i;
       return -1;
     };
-    const hist = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => [s, s + width, n, bucketAt(s)]);
+    const hist = [...counts.entries()].sort((a, b) => a[0] - b[0])
+      .map(([s, n]) => [s, s + width, n, bucketAt(s), done ? doneCounts.get(s) ?? 0 : n]);
 
     const narrow = c.narrow();
     const grids = [
@@ -218,17 +220,30 @@ export function ladderChart(el, onSelect) {
             const p1 = api.coord([api.value(1), 0]);
             const gap = p1[0] - p0[0] > 4 ? 1 : 0;
             const fill = ranges.length === 0 ? '#c3c7d4' : b < 0 ? '#e5484d' : mix('#ffffff', color, b % 2 === 0 ? 0.85 : 0.5);
-            const shape = echarts.graphic.clipRectByRect(
-              { x: p0[0], y: p0[1], width: Math.max(2, p1[0] - p0[0] - gap), height: p1[1] - p0[1] },
-              params.coordSys);
-            return shape && { type: 'rect', shape, style: { fill, opacity: selected >= 0 && b !== selected ? 0.55 : 1 } };
+            const x = p0[0];
+            const w = Math.max(2, p1[0] - p0[0] - gap);
+            const full = echarts.graphic.clipRectByRect({ x, y: p0[1], width: w, height: p1[1] - p0[1] }, params.coordSys);
+            if (!full) return null;
+            const opacity = selected >= 0 && b !== selected ? 0.55 : 1;
+            const n = api.value(2);
+            const k = api.value(4);
+            if (k >= n) return { type: 'rect', shape: full, style: { fill, opacity } };
+            const yDone = api.coord([api.value(0), k])[1];
+            return {
+              type: 'group',
+              children: [
+                { type: 'rect', shape: full, style: { fill, opacity: opacity * 0.28 } },
+                { type: 'rect', shape: { x, y: yDone, width: w, height: p1[1] - yDone }, style: { fill, opacity } },
+              ],
+            };
           },
           tooltip: {
             formatter: (p) => {
-              const [s, e, n, b] = p.value;
+              const [s, e, n, b, k] = p.value;
               const keys = e - s === 1 ? `length ${s}` : `lengths ${s}–${e - 1}`;
+              const sofar = k < n ? ` (${fmtInt(k)} sent so far)` : '';
               const where = ranges.length === 0 ? 'no ladder' : b < 0 ? '<span style="color:#b42318">outside every bucket: refused</span>' : `bucket ${bucketName(ranges[b])}, padded to ${ranges[b].end - 1}`;
-              return `<b>${fmtInt(n)}</b> requests of ${keys}<br>${where}`;
+              return `<b>${fmtInt(n)}</b> requests of ${keys}${sofar}<br>${where}`;
             },
           },
         },

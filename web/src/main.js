@@ -818,12 +818,22 @@ function renderResults() {
   // charts catch up when scrolled to, or at once when nothing is running.
   const o = { always: !run || run.status !== 'running' };
   drawCharts([
-    () => chartLadder.update({ ranges, buckets, lengths, selected: state.bucket, log: el.logAxis.checked, color: scheme.color }, o),
+    () => chartLadder.update({ ranges, buckets, lengths, done: sentSoFar(view), selected: state.bucket, log: el.logAxis.checked, color: scheme.color }, o),
     () => chartPadding.update({ ranges, buckets, selected: state.bucket, color: scheme.color, active }, o),
     () => chartWaste.update({ lines, total: lengths.length }, o),
     () => chartTimeline.update({ events: result ? result.events : [], color: scheme.color, total: lengths.length }, o),
     () => drawCompare(o),
   ]);
+}
+
+// Requests of each length sent through the shown scheme so far, while it runs (null otherwise:
+// the histogram is then drawn solid).
+function sentSoFar(view) {
+  const r = view.result;
+  if (!view.run || view.run.status !== 'running' || (r && r.final)) return null;
+  const m = new Map();
+  if (r) for (const e of r.events) m.set(e.key, (m.get(e.key) ?? 0) + 1);
+  return m;
 }
 
 let chartJobs = [];
