@@ -1,0 +1,863 @@
+// The demo page: controls, the worker conversation, and the pictures. The worker (worker.js) owns
+// the wasm module; this thread only draws what it reports. See docs/web.md.
+import '@fontsource-variable/inter';
+import '@fontsource-variable/jetbrains-mono';
+import './style.css';
+import { compareChart, ladderChart, paddingChart, timelineChart, wasteChart } from './charts.js';
+import { fmtBytes, fmtInt, fmtMs, fmtPct, fmtX } from './format.js';
+import { DEFAULT_SCHEME, KINDS, schemeLabel } from './schemes.js';
+import { PRESETS, describeProblems } from './traffic.js';
+import classifierDesc from '../../examples/models/classifier.json';
+import classifierJson from '../../examples/models/classifier.json?url';
+import classifierWeights from '../../examples/models/classifier.safetensors?url';
+import encoderDesc from '../../examples/models/encoder.json';
+import encoderJson from '../../examples/models/encoder.json?url';
+import encoderWeights from '../../examples/models/encoder.safetensors?url';
+import mlpDesc from '../../examples/models/mlp.json';
+import mlpJson from '../../examples/models/mlp.json?url';
+import mlpWeights from '../../examples/models/mlp.safetensors?url';
+
+const abs = (u) => new URL(u, document.baseURI).href;
+const MODELS = {
+  mlp: { desc: mlpDesc, urls: { json: abs(mlpJson), weights: abs(mlpWeights) } },
+  encoder: { desc: encoderDesc, urls: { json: abs(encoderJson), weights: abs(encoderWeights) } },
+  classifier: { desc: classifierDesc, urls: { json: abs(classifierJson), weights: abs(classifierWeights) } },
+};
+const COLORS = ['#4f46e5', '#0d9488', '#d97706'];
+const LETTERS = ['A', 'B', 'C'];
+const MAX_SCHEMES = 3;
+
+const SAMPLE_LENGTHS = '12 40 7 128 33 19 64 250 5 17 24 31 9 96 48 22 16 3 180 27';
+const SAMPLE_TEXT = `A bucketed cache compiles one graph per bucket of request lengths. Each request is padded up to its bucket's extent.
+Short chat turns are cheap. Long documents arrive now and then, and they need a big bucket!
+How much of the work is padding? It depends on the ladder and on the traffic. Try a few ladders and see which one wastes the least for the lengths you actually get.`;
+
+// ------------------------------------------------------------------------------------------ state
+
+const params = new URLSearchParams(location.search);
+const state = {
+  model: 'encoder',
+  active: false,
+  schemes: [{ ...DEFAULT_SCHEME }, { ...DEFAULT_SCHEME, kind: 'optimal', budget: 6 }],
+  selected: 0,
+  traffic: { kind: 'lognormal', count: 300, max: 256, median: 24, seed: 1, lengthsText: SAMPLE_LENGTHS, text: SAMPLE_TEXT },
+  plan: null,  // the worker's answer for the current settings: lengths, problems, ladders
+  run: null,  // the run on screen: { id, status, model, active, lengths, schemes, results }
+  live: params.get('autorun') !== '0',  // rerun whenever a setting changes
+  bucket: -1,  // selected bucket of the shown scheme
+  bucketPicked: false,  // false: follow the busiest bucket
+  ready: false,
+  env: null,
+  runsStarted: 0,
+};
+
+const $ = (id) => document.getElementById(id);
+const el = {
+  env: $('env'),
+  modelDesc: $('model-description'),
+  tabs: $('scheme-tabs'),
+  kind: $('scheme-kind'),
+  fields: {
+    min: $('scheme-min'), max: $('scheme-max'), ratio: $('scheme-ratio'), step: $('scheme-step'),
+    extents: $('scheme-extents'), budget: $('scheme-budget'),
+  },
+  head: $('scheme-head'),
+  schemeError: $('scheme-error'),
+  schemeHint: $('scheme-hint'),
+  add: $('add-scheme'),
+  remove: $('remove-scheme'),
+  quick: $('quick-compare'),
+  active: $('active'),
+  trafficKind: $('traffic-kind'),
+  count: $('traffic-count'),
+  max: $('traffic-max'),
+  median: $('traffic-median'),
+  seed: $('traffic-seed'),
+  text: $('traffic-text'),
+  textLabel: $('traffic-text-label'),
+  problems: $('traffic-problems'),
+  trafficSummary: $('traffic-summary'),
+  run: $('run'),
+  stop: $('stop'),
+  status: $('run-status'),
+  runCount: $('run-count'),
+  progress: $('progress'),
+  heroScheme: $('hero-scheme'),
+  bigWaste: $('big-waste'),
+  bigWasteSub: $('big-waste-sub'),
+  cards: {
+    requests: [$('card-requests'), $('card-requests-sub')],
+    compiles: [$('card-compiles'), $('card-compiles-sub')],
+    time: [$('card-time'), $('card-time-sub')],
+    memory: [$('card-memory'), $('card-memory-sub')],
+  },
+  notice: $('run-notice'),
+  logAxis: $('log-axis'),
+  compareBody: document.querySelector('#compare-table tbody'),
+  bucketSelect: $('bucket-select'),
+  bucketReport: $('bucket-report'),
+  bucketBody: document.querySelector('#bucket-table tbody'),
+  bucketTableScheme: $('bucket-table-scheme'),
+};
+
+// ------------------------------------------------------------------------------------------ worker
+
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+let planId = 0;
+let runId = 0;
+
+worker.onmessage = (ev) => {
+  const m = ev.data;
+  switch (m.type) {
+    case 'ready':
+      state.ready = true;
+      state.env = { version: m.version, isa: m.isa };
+      el.env.textContent = `rungs ${m.version} · ${m.isa === 'wasm' ? 'WebAssembly SIMD128' : m.isa} · Web Worker`;
+      el.env.className = 'env ok';
+      $('foot-version').textContent = m.version;
+      publish();
+      replan();
+      break;
+    case 'plan':
+      if (m.planId !== planId) return;
+      state.plan = m;
+      renderControls();
+      if (state.live) startRun();
+      else renderResults();
+      break;
+    case 'scheme-start':
+    case 'progress':
+    case 'scheme-done':
+    case 'done':
+    case 'cancelled':
+    case 'error':
+      onRunMessage(m);
+      break;
+    default:
+      break;
+  }
+};
+worker.onerror = (ev) => {
+  ev.preventDefault();
+  el.env.textContent = `The WebAssembly worker failed to start: ${ev.message || 'unknown error'}`;
+  el.env.className = 'env bad';
+};
+
+function trafficSpec() {
+  const t = state.traffic;
+  if (t.kind === 'lengths') return { kind: 'lengths', text: t.lengthsText };
+  if (t.kind === 'text') return { kind: 'text', text: t.text };
+  return { kind: t.kind, count: t.count, max: t.max, seed: t.seed, median: t.median, sigma: 0.8 };
+}
+
+function replan() {
+  if (!state.ready) return;
+  planId++;
+  worker.postMessage({ type: 'plan', planId, traffic: trafficSpec(), schemes: state.schemes.map((s) => ({ ...s })) });
+}
+
+let replanTimer = 0;
+function replanSoon(delay = 220) {
+  clearTimeout(replanTimer);
+  replanTimer = setTimeout(replan, delay);
+}
+
+function startRun() {
+  const plan = state.plan;
+  if (!plan) return;
+  if (state.run && state.run.status === 'running') worker.postMessage({ type: 'cancel', runId: state.run.id });
+  runId++;
+  state.runsStarted++;
+  const schemes = state.schemes.map((spec, i) => ({
+    spec: { ...spec },
+    label: schemeLabel(spec),
+    letter: LETTERS[i],
+    color: COLORS[i],
+    ranges: plan.ladders[i].ranges,
+    error: plan.ladders[i].error,
+    expectedWaste: plan.ladders[i].expectedWaste,
+  }));
+  const runnable = schemes.map((s, i) => (s.ranges ? i : -1)).filter((i) => i >= 0);
+  state.run = {
+    id: runId,
+    status: 'running',
+    model: state.model,
+    active: state.active,
+    lengths: plan.lengths,
+    schemes,
+    runnable,
+    results: schemes.map(() => null),
+    current: -1,
+    message: '',
+  };
+  state.bucket = -1;
+  state.bucketPicked = false;
+  state.live = true;
+  if (plan.lengths.length === 0 || runnable.length === 0) {
+    state.run.status = 'error';
+    state.run.message = plan.lengths.length === 0 ? 'No requests to run: fix the traffic (see the notes under it).' : 'No scheme can run: fix the scheme settings.';
+    publish();
+    renderAll();
+    return;
+  }
+  worker.postMessage({
+    type: 'run',
+    runId,
+    model: state.model,
+    modelUrls: MODELS[state.model].urls,
+    active: state.active,
+    lengths: plan.lengths,
+    schemes: runnable.map((i) => ({ ranges: schemes[i].ranges })),
+  });
+  publish();
+  renderAll();
+}
+
+function stopRun() {
+  state.live = false;
+  if (state.run && state.run.status === 'running') {
+    worker.postMessage({ type: 'cancel', runId: state.run.id });
+    state.run.status = 'stopped';
+  }
+  publish();
+  renderAll();
+}
+
+function newResult() {
+  return { done: 0, events: [], stats: null, final: false, reports: null, heap: null, totalMs: 0, refused: 0, cumActual: 0, cumPadded: 0, waste: [] };
+}
+
+function absorb(res, events) {
+  for (const e of events) {
+    res.events.push(e);
+    if (e.upper === null) {
+      res.refused++;
+      continue;
+    }
+    res.totalMs += e.ms;
+    res.cumActual += e.key;
+    res.cumPadded += e.upper;
+    res.waste.push([e.i + 1, res.cumPadded / res.cumActual]);
+  }
+}
+
+function onRunMessage(m) {
+  const run = state.run;
+  if (!run || m.runId !== run.id) return;
+  const index = m.scheme === undefined ? -1 : run.runnable[m.scheme];
+  if (m.type === 'scheme-start') {
+    run.results[index] = newResult();
+    run.current = index;
+  } else if (m.type === 'progress') {
+    const res = run.results[index];
+    absorb(res, m.events);
+    res.done = m.done;
+    res.stats = m.stats;
+    res.heap = m.heap;
+  } else if (m.type === 'scheme-done') {
+    const res = run.results[index];
+    res.stats = m.stats;
+    res.reports = m.reports;
+    res.heap = m.heap;
+    res.final = true;
+    res.totalMs = m.totalMs;
+    res.refused = m.refused;
+  } else if (m.type === 'done') {
+    run.status = 'done';
+    run.current = -1;
+  } else if (m.type === 'cancelled') {
+    run.status = 'stopped';
+  } else if (m.type === 'error') {
+    run.status = 'error';
+    run.message = `The run failed: ${m.message}`;
+  }
+  publish();
+  scheduleRender(m.type === 'progress' ? 200 : 0);
+}
+
+// ------------------------------------------------------------------------------------------ test hook
+
+// window.__rungs: a plain snapshot of what the page shows, for the browser test (and the curious).
+function publish() {
+  const run = state.run;
+  document.body.dataset.status = run ? run.status : 'idle';
+  document.body.dataset.runId = run ? String(run.id) : '';
+  window.__rungs = {
+    ready: state.ready,
+    env: state.env,
+    status: run ? run.status : 'idle',
+    runId: run ? run.id : 0,
+    runsStarted: state.runsStarted,
+    model: run ? run.model : state.model,
+    active: run ? run.active : state.active,
+    problems: state.plan ? state.plan.problems : [],
+    lengths: run ? run.lengths : state.plan ? state.plan.lengths : [],
+    selected: state.selected,
+    schemes: (run ? run.schemes : []).map((s, i) => {
+      const r = run.results[i];
+      return {
+        letter: s.letter,
+        label: s.label,
+        spec: s.spec,
+        ranges: s.ranges,
+        error: s.error,
+        expectedWaste: s.expectedWaste,
+        done: r ? r.done : 0,
+        final: r ? r.final : false,
+        stats: r && r.final ? r.stats : null,  // the worker's final cache.stats() of this scheme
+        totalMs: r ? r.totalMs : null,
+        refused: r ? r.refused : 0,
+      };
+    }),
+  };
+}
+
+// ------------------------------------------------------------------------------------------ controls
+
+function buildStaticControls() {
+  for (const [k, v] of Object.entries(KINDS)) el.kind.add(new Option(v.label, k));
+  for (const [k, v] of Object.entries(PRESETS)) el.trafficKind.add(new Option(v, k));
+}
+
+function syncInputs() {
+  document.querySelector(`input[name="model"][value="${state.model}"]`).checked = true;
+  const s = state.schemes[state.selected];
+  el.kind.value = s.kind;
+  for (const [k, input] of Object.entries(el.fields)) input.value = s[k] ?? '';
+  el.head.checked = !!s.head;
+  for (const label of document.querySelectorAll('[data-param]')) {
+    label.hidden = !KINDS[s.kind].params.includes(label.dataset.param);
+  }
+  el.active.checked = state.active;
+  const t = state.traffic;
+  el.trafficKind.value = t.kind;
+  el.count.value = t.count;
+  el.max.value = t.max;
+  el.median.value = t.median;
+  el.seed.value = t.seed;
+  const pasted = t.kind === 'lengths' || t.kind === 'text';
+  for (const label of document.querySelectorAll('[data-traffic]')) {
+    const w = label.dataset.traffic;
+    label.hidden = w === 'pasted' ? !pasted : w === 'lognormal' ? t.kind !== 'lognormal' : pasted;
+  }
+  el.textLabel.textContent = t.kind === 'text' ? 'Text (each sentence is a request of its word count)' : 'Lengths (spaces, commas or new lines)';
+  const want = t.kind === 'text' ? t.text : t.lengthsText;
+  if (el.text.value !== want) el.text.value = want;
+}
+
+function renderTabs() {
+  const ladders = state.plan ? state.plan.ladders : [];
+  el.tabs.replaceChildren(...state.schemes.map((s, i) => {
+    const label = document.createElement('label');
+    label.className = 'scheme-tab';
+    label.style.setProperty('--tab-color', COLORS[i]);
+    const input = document.createElement('input');
+    input.type = 'radio';
+    input.name = 'scheme-tab';
+    input.value = String(i);
+    input.checked = i === state.selected;
+    input.setAttribute('aria-label', `Scheme ${LETTERS[i]}: ${schemeLabel(s)}`);
+    const tab = document.createElement('span');
+    tab.className = 'tab';
+    tab.innerHTML = `<span class="dot" style="background:${COLORS[i]}"></span><span class="letter">${LETTERS[i]}</span><span class="name"></span>`;
+    tab.querySelector('.name').textContent = schemeLabel(s);
+    if (ladders[i] && ladders[i].error) {
+      const bad = document.createElement('span');
+      bad.className = 'bad';
+      bad.textContent = 'invalid';
+      tab.append(bad);
+    }
+    label.append(input, tab);
+    return label;
+  }));
+  el.add.disabled = state.schemes.length >= MAX_SCHEMES;
+  el.remove.disabled = state.schemes.length <= 1;
+}
+
+function renderControls() {
+  renderTabs();
+  syncInputs();
+  const d = MODELS[state.model].desc;
+  el.modelDesc.textContent = `${d.description}. Bucket dimension: ${d.bucket_dim}.`;
+  const plan = state.plan;
+  const lad = plan ? plan.ladders[state.selected] : null;
+  el.schemeError.textContent = lad && lad.error ? lad.error : '';
+  for (const input of Object.values(el.fields)) input.removeAttribute('aria-invalid');
+  if (lad && lad.ranges) {
+    const n = plan.lengths.length;
+    const outside = n - lad.covered;
+    const parts = [`${lad.ranges.length} buckets over lengths 1–${lad.maxKey}`];
+    if (lad.expectedWaste != null) parts.push(`predicted waste ${fmtX(lad.expectedWaste)} for this traffic`);
+    let hint = `${parts.join(' · ')}.`;
+    if (outside > 0) hint += ` ${fmtInt(outside)} of ${fmtInt(n)} requests are longer than ${lad.maxKey}: the cache will refuse them.`;
+    el.schemeHint.textContent = hint;
+  } else {
+    el.schemeHint.textContent = '';
+  }
+  if (plan) {
+    el.problems.textContent = plan.problems.length
+      ? `${plan.problems.length === 1 && !plan.problems[0].token ? '' : `Ignored ${plan.problems.length} ${plan.problems.length === 1 ? 'entry' : 'entries'}: `}${describeProblems(plan.problems)}`
+      : '';
+    const ls = plan.lengths;
+    if (ls.length) {
+      const sorted = [...ls].sort((a, b) => a - b);
+      const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+      el.trafficSummary.textContent = `${fmtInt(ls.length)} requests · lengths ${sorted[0]}–${sorted[sorted.length - 1]} · median ${q(0.5)} · p90 ${q(0.9)}`;
+    } else {
+      el.trafficSummary.textContent = '';
+    }
+  }
+}
+
+function readNumber(input) {
+  return input.value.trim() === '' ? NaN : Number(input.value);
+}
+
+function changed(rerunDelay) {
+  renderTabs();
+  syncInputs();
+  replanSoon(rerunDelay);
+}
+
+function wireControls() {
+  document.querySelectorAll('input[name="model"]').forEach((r) => r.addEventListener('change', () => {
+    state.model = r.value;
+    changed(0);
+  }));
+  el.tabs.addEventListener('change', (ev) => {
+    state.selected = Number(ev.target.value);
+    state.bucket = -1;
+    state.bucketPicked = false;
+    renderControls();
+    publish();
+    renderResults();
+  });
+  el.kind.addEventListener('change', () => {
+    state.schemes[state.selected].kind = el.kind.value;
+    changed(0);
+  });
+  for (const [k, input] of Object.entries(el.fields)) {
+    input.addEventListener('input', () => {
+      state.schemes[state.selected][k] = k === 'extents' ? input.value : readNumber(input);
+      renderTabs();
+      replanSoon(450);
+    });
+  }
+  el.head.addEventListener('change', () => {
+    state.schemes[state.selected].head = el.head.checked;
+    changed(0);
+  });
+  el.add.addEventListener('click', () => {
+    if (state.schemes.length >= MAX_SCHEMES) return;
+    const taken = new Set(state.schemes.map((s) => s.kind));
+    const kind = ['one', 'optimal', 'geometric', 'linear', 'pow2'].find((k) => !taken.has(k)) ?? 'pow2';
+    state.schemes.push({ ...DEFAULT_SCHEME, kind });
+    state.selected = state.schemes.length - 1;
+    changed(0);
+  });
+  el.remove.addEventListener('click', () => {
+    if (state.schemes.length <= 1) return;
+    state.schemes.splice(state.selected, 1);
+    state.selected = Math.max(0, state.selected - 1);
+    changed(0);
+  });
+  el.quick.addEventListener('click', () => {
+    const max = state.traffic.kind === 'lengths' || state.traffic.kind === 'text' ? DEFAULT_SCHEME.max : state.traffic.max;
+    state.schemes = [
+      { ...DEFAULT_SCHEME, kind: 'pow2', max },
+      { ...DEFAULT_SCHEME, kind: 'optimal', budget: 6 },
+      { ...DEFAULT_SCHEME, kind: 'one', max },
+    ];
+    state.selected = 0;
+    state.live = true;
+    changed(0);
+  });
+  el.active.addEventListener('change', () => {
+    state.active = el.active.checked;
+    changed(0);
+  });
+  el.trafficKind.addEventListener('change', () => {
+    state.traffic.kind = el.trafficKind.value;
+    changed(0);
+  });
+  for (const [k, input] of [['count', el.count], ['max', el.max], ['median', el.median], ['seed', el.seed]]) {
+    input.addEventListener('input', () => {
+      state.traffic[k] = readNumber(input);
+      replanSoon(450);
+    });
+  }
+  el.text.addEventListener('input', () => {
+    if (state.traffic.kind === 'text') state.traffic.text = el.text.value;
+    else state.traffic.lengthsText = el.text.value;
+    replanSoon(600);
+  });
+  $('controls').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    state.live = true;
+    clearTimeout(replanTimer);
+    replan();
+  });
+  el.stop.addEventListener('click', stopRun);
+  el.logAxis.addEventListener('change', () => renderResults());
+  el.bucketSelect.addEventListener('change', () => {
+    selectBucket(Number(el.bucketSelect.value));
+  });
+}
+
+// ------------------------------------------------------------------------------------------ results
+
+const chartLadder = ladderChart($('chart-ladder'), selectBucket);
+const chartPadding = paddingChart($('chart-padding'), selectBucket);
+const chartWaste = wasteChart($('chart-waste'));
+const chartTimeline = timelineChart($('chart-timeline'));
+const chartCompare = compareChart($('chart-compare'));
+
+function selectBucket(i) {
+  state.bucket = i;
+  state.bucketPicked = true;
+  renderResults();
+}
+
+let renderTimer = 0;
+let lastRender = 0;
+function scheduleRender(throttle) {
+  if (renderTimer) return;
+  const wait = Math.max(0, lastRender + throttle - performance.now());
+  renderTimer = setTimeout(() => {
+    renderTimer = 0;
+    requestAnimationFrame(() => {
+      lastRender = performance.now();
+      renderResults();
+    });
+  }, wait);
+}
+
+function renderAll() {
+  renderControls();
+  renderResults();
+}
+
+// What the results area shows for the selected scheme: a finished or running result, or the
+// planned ladder before anything ran.
+function shown() {
+  const run = state.run;
+  const i = state.selected;
+  if (run && run.schemes[i] && run.model === state.model) {
+    return { scheme: run.schemes[i], result: run.results[i], lengths: run.lengths, run };
+  }
+  const plan = state.plan;
+  if (!plan) return null;
+  const spec = state.schemes[i];
+  return {
+    scheme: { spec, label: schemeLabel(spec), letter: LETTERS[i], color: COLORS[i], ranges: plan.ladders[i].ranges, error: plan.ladders[i].error, expectedWaste: plan.ladders[i].expectedWaste },
+    result: null,
+    lengths: plan.lengths,
+    run: null,
+  };
+}
+
+function setOut(node, text, value) {
+  node.textContent = text;
+  if (value !== undefined) node.dataset.value = value === null ? '' : String(value);
+}
+
+function renderRunbar() {
+  const run = state.run;
+  if (!run) {
+    el.status.textContent = state.ready ? 'Ready: press Run' : 'Loading the WebAssembly module…';
+    el.progress.max = 1;
+    el.progress.value = 0;
+    el.runCount.textContent = '';
+    el.stop.disabled = true;
+    return;
+  }
+  const n = run.lengths.length;
+  const total = n * run.runnable.length;
+  const done = run.runnable.reduce((acc, i) => acc + (run.results[i] ? run.results[i].done : 0), 0);
+  el.progress.max = Math.max(1, total);
+  el.progress.value = done;
+  el.progress.setAttribute('aria-valuetext', `${done} of ${total} requests`);
+  el.stop.disabled = run.status !== 'running';
+  el.runCount.textContent = `${fmtInt(done)} / ${fmtInt(total)} requests`;
+  if (run.status === 'running') {
+    const cur = run.current >= 0 ? run.schemes[run.current] : null;
+    el.status.textContent = cur ? `Running scheme ${cur.letter} (${cur.label}) on ${run.model}…` : `Loading ${run.model}…`;
+  } else if (run.status === 'done') {
+    el.status.textContent = `Done: ${fmtInt(n)} requests through ${run.runnable.length} ${run.runnable.length === 1 ? 'scheme' : 'schemes'} on ${run.model}`;
+  } else if (run.status === 'stopped') {
+    el.status.textContent = 'Stopped. Press Run to start again.';
+  } else if (run.status === 'error') {
+    el.status.textContent = run.message;
+  }
+}
+
+function renderCards(view) {
+  const { scheme, result } = view;
+  el.heroScheme.textContent = `${scheme.letter} · ${scheme.label}`;
+  document.querySelector('.hero').style.setProperty('--hero-color', scheme.color);
+  const s = result && result.stats;
+  const [reqV, reqS] = el.cards.requests;
+  const [comV, comS] = el.cards.compiles;
+  const [timeV, timeS] = el.cards.time;
+  const [memV, memS] = el.cards.memory;
+  if (!s) {
+    setOut(el.bigWaste, scheme.expectedWaste != null ? fmtX(scheme.expectedWaste) : '—', null);
+    el.bigWaste.classList.add('muted');
+    el.bigWasteSub.textContent = scheme.error ? 'scheme is invalid' : 'predicted from the ladder; run to measure';
+    setOut(reqV, view.lengths.length ? fmtInt(view.lengths.length) : '—');
+    reqS.textContent = 'planned';
+    setOut(comV, scheme.ranges ? `0 / ${scheme.ranges.length}` : '—');
+    comS.textContent = 'buckets compiled';
+    setOut(timeV, '—');
+    timeS.textContent = '';
+    setOut(memV, '—');
+    memS.textContent = '';
+    return;
+  }
+  el.bigWaste.classList.remove('muted');
+  setOut(el.bigWaste, fmtX(s.waste), s.waste);
+  const padding = s.paddedRows - s.actualRows;
+  let sub = `${fmtInt(s.paddedRows)} padded rows for ${fmtInt(s.actualRows)} real · ${fmtPct(s.paddedRows ? padding / s.paddedRows : 0)} padding`;
+  if (view.run && view.run.active) sub += ` · computed ${fmtX(s.computeWaste)}`;
+  el.bigWasteSub.textContent = sub;
+  setOut(reqV, fmtInt(s.runs), s.runs);
+  reqS.textContent = result.refused ? `${fmtInt(result.refused)} refused (no bucket)` : `of ${fmtInt(view.lengths.length)} · ${fmtInt(s.hits)} hits`;
+  setOut(comV, `${fmtInt(s.compiles)} / ${scheme.ranges.length}`, s.compiles);
+  comS.textContent = `${fmtMs(s.compileMs)} compiling`;
+  setOut(timeV, fmtMs(result.totalMs), result.totalMs);
+  timeS.textContent = `run ${fmtMs(s.runMs)} · compile ${fmtMs(s.compileMs)}`;
+  const mem = s.arenaBytes + s.weightBytes;
+  setOut(memV, fmtBytes(mem), mem);
+  memS.textContent = `arena ${fmtBytes(s.arenaBytes)} · weights ${fmtBytes(s.weightBytes)}`;
+}
+
+function renderNotice(view) {
+  const { result, scheme, run } = view;
+  const notes = [];
+  if (run && run.status === 'error') notes.push(run.message);
+  if (scheme.error) notes.push(`Scheme ${scheme.letter} is invalid: ${scheme.error}`);
+  if (result && result.refused > 0) {
+    const keys = [...new Set(result.events.filter((e) => e.upper === null).map((e) => e.key))].sort((a, b) => a - b);
+    const shownKeys = keys.slice(0, 8).join(', ') + (keys.length > 8 ? ', …' : '');
+    const last = scheme.ranges[scheme.ranges.length - 1].end - 1;
+    notes.push(`${fmtInt(result.refused)} ${result.refused === 1 ? 'request was' : 'requests were'} longer than the largest bucket (${last}) and refused: runPadded returned null and compiled nothing (lengths ${shownKeys}). They count in stats().outOfRange, not in the waste.`);
+  }
+  el.notice.textContent = notes.join(' ');
+}
+
+// Fills the compare table and returns the job that draws the compare chart.
+function renderCompare() {
+  const run = state.run;
+  const rows = [];
+  if (run) {
+    run.schemes.forEach((s, i) => {
+      const r = run.results[i];
+      const st = r && r.stats;
+      const fin = r && r.final;
+      rows.push({
+        i, letter: s.letter, label: s.label, color: s.color, error: s.error,
+        buckets: s.ranges ? s.ranges.length : null,
+        compiles: st ? st.compiles : null,
+        refused: r ? r.refused : null,
+        actualRows: st ? st.actualRows : null,
+        paddedRows: st ? st.paddedRows : null,
+        waste: st ? st.waste : null,
+        computeWaste: st ? st.computeWaste : null,
+        compileMs: st ? st.compileMs : null,
+        totalMs: fin ? r.totalMs : null,
+        arena: st ? st.arenaBytes : null,
+        weights: st ? st.weightBytes : null,
+        memory: st ? st.arenaBytes + st.weightBytes : null,
+        final: !!fin,
+      });
+    });
+  }
+  const shownRows = rows.filter((r) => !r.error);
+  // Height follows the number of schemes: one 4-up row of small bars wide, two rows narrow.
+  const chartEl = $('chart-compare');
+  const perGrid = 34 + 28 * Math.max(1, shownRows.length);
+  const want = `${chartEl.clientWidth < 520 ? 2 * perGrid : perGrid}px`;
+  if (chartEl.style.height !== want) chartEl.style.height = want;
+  // Columns: "computed" only with active extent (it equals the waste otherwise), "refused" only
+  // when a scheme refused requests.
+  const active = run && run.active;
+  const refused = rows.some((r) => r.refused > 0);
+  const cols = [
+    ['compiles', 'Compiled', (v, r) => `${fmtInt(v)} / ${fmtInt(r.buckets)}`],
+    ...(refused ? [['refused', 'Refused', fmtInt]] : []),
+    ['actualRows', 'Real rows', fmtInt], ['paddedRows', 'Padded rows', fmtInt], ['waste', 'Waste', fmtX],
+    ...(active ? [['computeWaste', 'Computed', fmtX]] : []),
+    ['compileMs', 'Compile', fmtMs], ['totalMs', 'Total', fmtMs], ['memory', 'Memory', fmtBytes],
+  ];
+  const head = `<tr><th scope="col">Scheme</th>${cols.map(([, h]) => `<th scope="col">${h}</th>`).join('')}</tr>`;
+  const thead = el.compareBody.parentElement.tHead;
+  if (thead.innerHTML !== head) thead.innerHTML = head;
+  const name = (r) => `<td class="scheme-name" title="${escapeHtml(r.label)}"><span class="swatch" style="background:${r.color}"></span>${r.letter} · ${escapeHtml(r.label)}</td>`;
+  const cell = (r, [field, , f]) => {
+    const v = r[field];
+    const title = field === 'memory' && v != null ? ` title="arena ${fmtBytes(r.arena)} + weights ${fmtBytes(r.weights)}"` : '';
+    return `<td data-field="${field}" data-value="${v == null ? '' : v}"${title}>${v == null ? '…' : f(v, r)}</td>`;
+  };
+  el.compareBody.innerHTML = rows.map((r) => (r.error
+    ? `<tr data-scheme="${r.i}">${name(r)}<td colspan="${cols.length}" class="muted" style="text-align:left">invalid: ${escapeHtml(r.error)}</td></tr>`
+    : `<tr data-scheme="${r.i}" class="${r.i === state.selected ? 'selected' : ''}">${name(r)}${cols.map((c) => cell(r, c)).join('')}</tr>`)).join('');
+  return (o) => chartCompare.update({ rows: shownRows }, o);
+}
+
+function escapeHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+
+const rangeText = (r) => (r.end - r.start === 1 ? `${r.start}` : `${r.start}–${r.end - 1}`);
+
+function renderBuckets(view) {
+  const { scheme, result } = view;
+  const ranges = scheme.ranges ?? [];
+  const buckets = result && result.stats ? result.stats.buckets : null;
+  el.bucketTableScheme.textContent = `${scheme.letter} · ${scheme.label}`;
+  // The selector: every bucket, keyboard-reachable (the charts' click does the same).
+  const opts = ranges.map((r, i) => {
+    const b = buckets && buckets[i];
+    return `<option value="${i}">${rangeText(r)} → ${r.end - 1}${b ? ` · ${fmtInt(b.runs)} requests${b.compiled ? '' : ' · not compiled'}` : ''}</option>`;
+  }).join('');
+  if (el.bucketSelect.dataset.opts !== opts) {
+    el.bucketSelect.innerHTML = opts;
+    el.bucketSelect.dataset.opts = opts;
+  }
+  if (!state.bucketPicked || state.bucket < 0 || state.bucket >= ranges.length) {
+    // Default: the busiest bucket so far, else the first.
+    let best = 0;
+    if (buckets) buckets.forEach((b, i) => { if (b.runs > buckets[best].runs) best = i; });
+    state.bucket = ranges.length ? best : -1;
+  }
+  if (state.bucket >= 0) el.bucketSelect.value = String(state.bucket);
+
+  const cell = (v, f, field) => `<td data-field="${field}" data-value="${v}">${f(v)}</td>`;
+  el.bucketBody.innerHTML = ranges.map((r, i) => {
+    const b = buckets && buckets[i];
+    if (!b) return `<tr data-bucket="${i}"><td>${rangeText(r)}</td><td>${r.end - 1}</td><td colspan="9" class="muted" style="text-align:left">not run yet</td></tr>`;
+    return `<tr data-bucket="${i}" class="${i === state.bucket ? 'selected' : ''}"><td data-field="range">${rangeText(r)}</td>${cell(b.upper, fmtInt, 'upper')}` +
+      cell(b.runs, fmtInt, 'runs') + cell(b.hits, fmtInt, 'hits') + cell(b.compiles, fmtInt, 'compiles') +
+      cell(b.actualRows, fmtInt, 'actualRows') + cell(b.paddedRows, fmtInt, 'paddedRows') +
+      `<td data-field="waste">${b.actualRows ? fmtX(b.paddedRows / b.actualRows) : '—'}</td>` +
+      cell(b.compileMs, fmtMs, 'compileMs') + cell(b.runMs, fmtMs, 'runMs') + cell(b.arenaBytes, fmtBytes, 'arenaBytes') + '</tr>';
+  }).join('');
+
+  renderReport(view, ranges, buckets);
+}
+
+function renderReport(view, ranges, buckets) {
+  const i = state.bucket;
+  if (i < 0 || !ranges[i]) {
+    el.bucketReport.innerHTML = `<p class="empty">${view.scheme.error ? 'The scheme is invalid.' : 'No bucket selected.'}</p>`;
+    return;
+  }
+  const r = ranges[i];
+  const b = buckets && buckets[i];
+  const report = view.result && view.result.reports ? view.result.reports[i] : null;
+  const facts = [
+    ['Keys', `${rangeText(r)} (${fmtInt(r.end - r.start)} lengths)`],
+    ['Compiles at', `${fmtInt(r.end - 1)} rows`],
+  ];
+  if (b) {
+    facts.push(
+      ['Requests', `${fmtInt(b.runs)} (${fmtInt(b.hits)} hits, ${fmtInt(b.compiles)} compile)`],
+      ['Rows', `${fmtInt(b.actualRows)} real → ${fmtInt(b.paddedRows)} padded${b.actualRows ? ` (${fmtX(b.paddedRows / b.actualRows)})` : ''}`],
+      ['Computed rows', `${fmtInt(b.computedRows)}${b.activeRuns ? ` (${fmtInt(b.activeRuns)} active-extent runs)` : ''}`],
+      ['Compile', b.compiled ? fmtMs(b.compileMs) : 'not compiled: no request needed it'],
+      ['Run', b.runs ? `${fmtMs(b.runMs)} total · ${fmtMs(b.runMs / b.runs)} per request` : '—'],
+      ['Arena', b.compiled ? fmtBytes(b.arenaBytes) : '—'],
+      ['Params', b.compiled ? fmtBytes(b.paramBytes) : '—'],
+    );
+    if (b.activeSupported !== null) facts.push(['Active extent', b.activeSupported ? 'supported' : `not supported: ${b.activeReason}`]);
+  } else {
+    facts.push(['Status', 'not run yet']);
+  }
+  const dl = `<dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
+  // Two columns: the facts with the kernels, and the passes (one column on narrow screens).
+  if (!report) {
+    const why = b && b.compiled
+      ? 'The compiled graph\'s report (passes, fused kernels) appears when this scheme finishes.'
+      : 'Nothing compiled here yet: a bucket compiles the first time a request needs it.';
+    el.bucketReport.innerHTML = `<div class="stack">${dl}</div><div><p class="empty">${why}</p></div>`;
+    return;
+  }
+  const counts = new Map();
+  for (const k of report.kernels) counts.set(k.kernel, (counts.get(k.kernel) ?? 0) + 1);
+  const kernels = [...counts.entries()].sort((x, y) => y[1] - x[1]);
+  const kernelList = `<div><h3>Fused kernels (${report.kernels.length} nodes, ${kernels.length} kinds)</h3><ul class="kernels">` +
+    kernels.map(([k, n]) => `<li><span>${escapeHtml(k)}</span><span>×${n}</span></li>`).join('') + '</ul></div>';
+  const passes = `<div><h3>Passes (compile ${fmtMs(report.compileMs)}, arena ${fmtBytes(report.arenaBytes)}, intermediates ${fmtBytes(report.intermediateBytes)})</h3>` +
+    '<div class="table-wrap"><table class="passes"><thead><tr><th scope="col">Pass</th><th scope="col">Nodes</th><th scope="col">Time</th></tr></thead><tbody>' +
+    report.passes.map((p) => `<tr><td>${escapeHtml(p.name)}</td><td class="${p.changed ? 'changed' : ''}">${p.nodesBefore} → ${p.nodesAfter}</td><td>${fmtMs(p.ms)}</td></tr>`).join('') +
+    '</tbody></table></div></div>';
+  el.bucketReport.innerHTML = `<div class="stack">${dl}${kernelList}</div>${passes}`;
+}
+
+function renderResults() {
+  renderRunbar();
+  const view = shown();
+  if (!view) return;
+  renderCards(view);
+  renderNotice(view);
+  const { scheme, result, lengths } = view;
+  const ranges = scheme.ranges ?? [];
+  const buckets = result && result.stats ? result.stats.buckets : null;
+  renderBuckets(view);
+  const drawCompare = renderCompare();  // the table now, the chart with the others
+  const run = state.run;
+  const lines = run ? run.schemes.map((s, i) => ({
+    name: `${s.letter} · ${s.label}`,
+    color: s.color,
+    points: run.results[i] ? run.results[i].waste : [],
+    expected: s.expectedWaste,
+    selected: i === state.selected,
+  })).filter((l, i) => !run.schemes[i].error) : [];
+  const active = view.run ? view.run.active : state.active;
+  // One chart per task, so input events get in between while a run streams updates; off-screen
+  // charts catch up when scrolled to, or at once when nothing is running.
+  const o = { always: !run || run.status !== 'running' };
+  drawCharts([
+    () => chartLadder.update({ ranges, buckets, lengths, done: sentSoFar(view), selected: state.bucket, log: el.logAxis.checked, color: scheme.color }, o),
+    () => chartPadding.update({ ranges, buckets, selected: state.bucket, color: scheme.color, active }, o),
+    () => chartWaste.update({ lines, total: lengths.length }, o),
+    () => chartTimeline.update({ events: result ? result.events : [], color: scheme.color, total: lengths.length }, o),
+    () => drawCompare(o),
+  ]);
+}
+
+// Requests of each length sent through the shown scheme so far, while it runs (null otherwise:
+// the histogram is then drawn solid).
+function sentSoFar(view) {
+  const r = view.result;
+  if (!view.run || view.run.status !== 'running' || (r && r.final)) return null;
+  const m = new Map();
+  if (r) for (const e of r.events) m.set(e.key, (m.get(e.key) ?? 0) + 1);
+  return m;
+}
+
+let chartJobs = [];
+let chartTimer = 0;
+function drawCharts(jobs) {
+  chartJobs = jobs;  // newer data replaces jobs not yet run
+  document.body.dataset.charts = 'drawing';
+  if (!chartTimer) chartTimer = setTimeout(pumpCharts, 0);
+}
+function pumpCharts() {
+  chartTimer = 0;
+  const job = chartJobs.shift();
+  if (job) job();
+  if (chartJobs.length) chartTimer = setTimeout(pumpCharts, 0);
+  else document.body.dataset.charts = 'idle';  // body[data-charts=idle]: every chart is drawn
+}
+
+// ------------------------------------------------------------------------------------------ start
+
+buildStaticControls();
+wireControls();
+syncInputs();
+renderTabs();
+publish();
+renderResults();
+// Charts draw text on canvas: wait for the bundled fonts before the first real drawing.
+document.fonts.ready.then(() => renderResults());

@@ -1,0 +1,226 @@
+// The demo's Web Worker: owns the rungs wasm module and runs every request through a real
+// BucketedCompileCache, so the page stays responsive. Protocol (docs/web.md):
+//
+//   page -> worker
+//     { type: 'plan', planId, traffic, schemes }      traffic spec + scheme specs
+//     { type: 'run', runId, model, modelUrls, active, lengths, schemes: [{ ranges }] }
+//     { type: 'cancel', runId }
+//   worker -> page
+//     { type: 'ready', version, isa }                  the module loaded
+//     { type: 'plan', planId, lengths, problems, ladders: [{ ranges, error, expectedWaste, covered }] }
+//     { type: 'scheme-start', runId, scheme, model }
+//     { type: 'progress', runId, scheme, done, events, stats, heap }   at most every ~80 ms
+//     { type: 'scheme-done', runId, scheme, stats, reports, heap, totalMs, refused }
+//     { type: 'done', runId } | { type: 'cancelled', runId } | { type: 'error', runId, message }
+//
+// `stats` is the cache's own stats() object; the final one of a scheme is taken right after its
+// last request, before the compiled-graph reports are read (reading one is a cache lookup, which
+// would count as a hit).
+import { BucketedCompileCache, Device, cpuIsa, heapStats, ladder, loadModel, version } from 'rungs';
+import { buildLadder, bucketOf } from './schemes.js';
+import { makeTraffic } from './traffic.js';
+
+const post = (msg) => self.postMessage(msg);
+
+let currentRun = null;  // the run id the page wants; older loops stop at their next yield
+const models = new Map();  // name -> { model, feeds, outputInners }
+
+// Yield to the event loop (so 'cancel' and new 'run' messages get in) without the 4 ms clamp of
+// nested setTimeout.
+const channel = new MessageChannel();
+const waiting = [];
+channel.port1.onmessage = () => waiting.shift()?.();
+const yieldToEvents = () => new Promise((resolve) => {
+  waiting.push(resolve);
+  channel.port2.postMessage(0);
+});
+
+function describe(e) {
+  if (e && e.code) return `${e.message} (${e.code})`;
+  return e && e.message ? e.message : String(e);
+}
+
+// --------------------------------------------------------------------------------- models
+
+const prod = (shape) => shape.reduce((a, b) => a * b, 1);
+
+// How to feed a model at n rows: for each input, its values per row (inner, when the input grows
+// with the bucket dim; null when it does not) and what to fill it with, read from the description:
+// token ids below the vocabulary for an embedding's input, ones for an attention mask.
+function planFeeds(model, description) {
+  const at2 = model.inputs(2);
+  const at3 = model.inputs(3);
+  const blocks = description.blocks ?? [];
+  return at2.map((inp, i) => {
+    const grows = prod(at3[i].shape) !== prod(inp.shape);
+    const inner = grows ? prod(at3[i].shape) - prod(inp.shape) : null;
+    const emb = blocks.find((b) => b.op === 'embedding' && b.input === inp.name);
+    const isMask = blocks.some((b) => b.mask === inp.name);
+    const fill = emb ? { ids: emb.vocab } : isMask ? { ones: true } : { noise: true };
+    return { name: inp.name, inner, fixedSize: grows ? null : prod(inp.shape), fill };
+  });
+}
+
+// Output inners for runPadded: values per row for outputs that grow with the bucket dim (sliced
+// back to the real rows), 0 for the rest (returned as compiled).
+function planOutputs(model) {
+  const shapes = [2, 3].map((e) => {
+    const m = model.buildModule(e);
+    const g = m.lower();
+    const outs = g.outputs();
+    g.delete();
+    m.delete();
+    return outs;
+  });
+  return shapes[0].map((o, i) => {
+    const a = prod(o.shape);
+    const b = prod(shapes[1][i].shape);
+    return b !== a ? b - a : 0;
+  });
+}
+
+async function getModel(name, urls) {
+  if (models.has(name)) return models.get(name);
+  const [jsonText, weights] = await Promise.all([
+    fetch(urls.json).then((r) => {
+      if (!r.ok) throw new Error(`${urls.json}: HTTP ${r.status}`);
+      return r.text();
+    }),
+    fetch(urls.weights).then((r) => {
+      if (!r.ok) throw new Error(`${urls.weights}: HTTP ${r.status}`);
+      return r.arrayBuffer();
+    }),
+  ]);
+  const model = loadModel(jsonText, new Uint8Array(weights), name);
+  const entry = { model, feeds: planFeeds(model, JSON.parse(jsonText)), outputInners: planOutputs(model) };
+  models.set(name, entry);
+  return entry;
+}
+
+// Input values for a request of n rows (request i): deterministic, cheap, and valid for the model.
+function makeInputs(entry, n, i) {
+  return entry.feeds.map((f) => {
+    const size = f.inner === null ? f.fixedSize : n * f.inner;
+    const data = new Float32Array(size);
+    if (f.fill.ones) data.fill(1);
+    else if (f.fill.ids) for (let j = 0; j < size; j++) data[j] = (j * 379 + i * 131 + 11) % f.fill.ids;
+    else for (let j = 0; j < size; j++) data[j] = Math.sin(j * 0.37 + i) * 0.5;
+    return f.inner === null ? { name: f.name, data, rowInner: null } : { name: f.name, data, rowInner: f.inner };
+  });
+}
+
+// --------------------------------------------------------------------------------- plan
+
+function plan(msg) {
+  const { lengths, problems } = makeTraffic(msg.traffic, ladder.lognormalTrace);
+  const ladders = msg.schemes.map((s) => {
+    try {
+      const ranges = buildLadder(s, ladder, lengths);
+      const last = ranges[ranges.length - 1].end;
+      const covered = lengths.filter((k) => bucketOf(ranges, k) >= 0);
+      const expectedWaste = covered.length ? ladder.expectedWaste(ranges, covered) : null;
+      return { ranges, error: null, expectedWaste, covered: covered.length, maxKey: last - 1 };
+    } catch (e) {
+      return { ranges: null, error: describe(e) };
+    }
+  });
+  post({ type: 'plan', planId: msg.planId, lengths, problems, ladders });
+}
+
+// --------------------------------------------------------------------------------- run
+
+function condenseReport(r) {
+  return {
+    isa: r.isa,
+    policy: r.policy,
+    passes: r.passes.map((p) => ({ name: p.name, ms: p.ms, nodesBefore: p.nodesBefore, nodesAfter: p.nodesAfter, changed: p.changed })),
+    kernels: r.kernels.map((k) => ({ op: k.op, kernel: k.kernel, shape: k.shape })),
+    arenaBytes: r.arenaBytes,
+    intermediateBytes: r.intermediateBytes,
+    paramBytes: r.paramBytes,
+    compileMs: r.compileMs,
+  };
+}
+
+async function runScheme(runId, index, entry, active, lengths, ranges) {
+  const cache = new BucketedCompileCache(Device.Cpu, ranges);
+  try {
+    cache.setActiveExtent(active);
+    post({ type: 'scheme-start', runId, scheme: index });
+    const events = [];
+    let lastPost = performance.now();
+    let lastYield = lastPost;
+    let refused = 0;
+    let totalMs = 0;
+    for (let i = 0; i < lengths.length; i++) {
+      const n = lengths[i];
+      const inputs = makeInputs(entry, n, i);
+      const compiledBefore = cache.compiledCount();
+      const t0 = performance.now();
+      const run = cache.runPaddedMixed(n, n, entry.model, inputs, entry.outputInners);
+      const ms = performance.now() - t0;
+      totalMs += ms;
+      const bucket = run ? bucketOf(ranges, n) : -1;
+      const event = { i, key: n, bucket, upper: run ? run.upper : null, ms, compiled: false, compileMs: 0 };
+      if (!run) refused++;
+      if (cache.compiledCount() !== compiledBefore) {
+        event.compiled = true;
+        event.compileMs = cache.stats().buckets[bucket].compileMs;
+      }
+      events.push(event);
+      const now = performance.now();
+      if (now - lastPost > 80 || i === lengths.length - 1) {
+        post({ type: 'progress', runId, scheme: index, done: i + 1, events: events.splice(0), stats: cache.stats(), heap: heapStats() });
+        lastPost = now;
+      }
+      if (now - lastYield > 20) {
+        await yieldToEvents();
+        lastYield = performance.now();
+        if (currentRun !== runId) return false;
+      }
+    }
+    const stats = cache.stats();
+    const reports = {};
+    stats.buckets.forEach((b, j) => {
+      if (!b.compiled) return;
+      const e = cache.ensureHirWithParams(b.upper, entry.model);
+      reports[j] = condenseReport(e.graph.report());
+      e.graph.delete();
+    });
+    post({ type: 'scheme-done', runId, scheme: index, stats, reports, heap: heapStats(), totalMs, refused });
+    return true;
+  } finally {
+    cache.delete();
+  }
+}
+
+async function run(msg) {
+  const { runId } = msg;
+  currentRun = runId;
+  try {
+    const entry = await getModel(msg.model, msg.modelUrls);
+    for (let s = 0; s < msg.schemes.length; s++) {
+      if (currentRun !== runId) break;
+      const ok = await runScheme(runId, s, entry, msg.active, msg.lengths, msg.schemes[s].ranges);
+      if (!ok) break;
+    }
+    post({ type: currentRun === runId ? 'done' : 'cancelled', runId });
+  } catch (e) {
+    post({ type: 'error', runId, message: describe(e) });
+  }
+}
+
+self.onmessage = (ev) => {
+  const msg = ev.data;
+  try {
+    if (msg.type === 'plan') plan(msg);
+    else if (msg.type === 'run') run(msg);
+    else if (msg.type === 'cancel') {
+      if (currentRun === msg.runId) currentRun = null;
+    }
+  } catch (e) {
+    post({ type: 'error', runId: msg.runId ?? null, planId: msg.planId ?? null, message: describe(e) });
+  }
+};
+
+post({ type: 'ready', version: version(), isa: cpuIsa() });

@@ -1,0 +1,255 @@
+// The browser demo in a real browser: Debian's Chromium, headless, driven by playwright-core.
+// Serves build/web with web/server.mjs (the same server `bash scripts/web` runs), runs 300 requests
+// through two schemes and checks that what the page shows is the module's own stats for them;
+// then that changing a scheme resets and reruns, that pasted lengths out of range are reported on
+// the page, and that the console stayed clean. Screenshots go to build/web-test/.
+//
+//   bash scripts/web-test          (builds first)
+//   node --test web/test/          (after bash scripts/web --build-only)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from '../server.mjs';
+
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const buildDir = process.env.RUNGS_WEB_DIR ?? here('../../build/web');
+const artifacts = process.env.RUNGS_WEB_ARTIFACTS ?? here('../../build/web-test');
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const WAIT = 180_000;  // a run of 2 x 300 encoder requests takes seconds; the machine is shared
+
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+function upperOf(ranges, key) {
+  const r = ranges.find((b) => key >= b.start && key < b.end);
+  return r ? r.end - 1 : null;
+}
+
+// Waits until a run newer than `after` (of `count` requests, when given) has finished and returns
+// window.__rungs. A settings change may start more than one run (debounced text fields): the count
+// tells the intended one.
+async function finishedRun(page, after, count = null) {
+  await page.waitForFunction(([id, n]) => {
+    const r = window.__rungs;
+    return r && r.runId > id && (r.status === 'done' || r.status === 'error') && (n === null || r.lengths.length === n);
+  }, [after, count], { timeout: WAIT, polling: 100 });
+  const snap = await page.evaluate(() => structuredClone(window.__rungs));
+  assert.equal(snap.status, 'done', `the run ended as ${snap.status}`);
+  return snap;
+}
+
+// The bucket table of the scheme shown, as numbers: [{ bucket, runs, hits, ... }].
+function bucketTable(page) {
+  return page.$$eval('#bucket-table tbody tr', (trs) => trs.map((tr) => {
+    const row = { bucket: Number(tr.dataset.bucket) };
+    for (const td of tr.querySelectorAll('td[data-value]')) row[td.dataset.field] = Number(td.dataset.value);
+    return row;
+  }));
+}
+
+function compareTable(page) {
+  return page.$$eval('#compare-table tbody tr', (trs) => trs.map((tr) => {
+    const row = { scheme: Number(tr.dataset.scheme) };
+    for (const td of tr.querySelectorAll('td[data-value]')) row[td.dataset.field] = td.dataset.value === '' ? null : Number(td.dataset.value);
+    return row;
+  }));
+}
+
+async function screenshot(page, path) {
+  await page.waitForSelector('body[data-charts="idle"]');
+  await page.screenshot({ path, fullPage: true });
+}
+
+async function showScheme(page, i) {
+  await page.locator('#scheme-tabs input').nth(i).check();
+  await page.waitForFunction((k) => window.__rungs.selected === k, i);
+}
+
+// Everything the page shows for scheme i equals the worker's final stats for it, and those
+// stats are the stats of exactly these requests through exactly this ladder.
+async function checkScheme(page, snap, i, expectRefused = 0) {
+  const s = snap.schemes[i];
+  const st = s.stats;
+  assert.ok(st, `scheme ${s.letter} has final stats`);
+  const lengths = snap.lengths;
+  const served = lengths.filter((k) => upperOf(s.ranges, k) !== null);
+  assert.equal(lengths.length - served.length, expectRefused, 'requests outside every bucket');
+
+  // The module's counters add up over these requests.
+  assert.equal(st.buckets.length, s.ranges.length);
+  assert.equal(sum(st.buckets.map((b) => b.runs)), served.length, 'requests per bucket sum to the requests served');
+  assert.equal(st.runs, served.length);
+  assert.equal(st.outOfRange, expectRefused);
+  for (const b of st.buckets) assert.equal(b.hits + b.compiles, b.runs, `bucket ${b.range.start}..${b.range.end}: hits + compiles = runs`);
+  assert.equal(st.compiles, st.buckets.filter((b) => b.runs > 0).length, 'a bucket compiles once, when first needed (lazily)');
+  assert.equal(st.actualRows, sum(served));
+  assert.equal(st.paddedRows, sum(served.map((k) => upperOf(s.ranges, k))), 'padded rows = sum of the bucket extents');
+  assert.ok(Math.abs(st.waste - st.paddedRows / st.actualRows) < 1e-12);
+  if (expectRefused === 0) assert.ok(Math.abs(st.waste - s.expectedWaste) < 1e-9, 'measured waste = ladder.expectedWaste');
+
+  // The page shows those numbers.
+  await showScheme(page, i);
+  const big = page.locator('#big-waste');
+  assert.equal(Number(await big.getAttribute('data-value')), st.waste);
+  assert.equal(await big.textContent(), `${st.waste.toFixed(2)}×`);
+  assert.equal(Number(await page.locator('#card-requests').getAttribute('data-value')), st.runs);
+  assert.equal(Number(await page.locator('#card-compiles').getAttribute('data-value')), st.compiles);
+  const rows = await bucketTable(page);
+  assert.equal(rows.length, s.ranges.length);
+  for (const row of rows) {
+    const b = st.buckets[row.bucket];
+    for (const f of ['upper', 'runs', 'hits', 'compiles', 'actualRows', 'paddedRows']) {
+      assert.equal(row[f], b[f], `bucket table, bucket ${row.bucket}, ${f}`);
+    }
+  }
+  const cmp = (await compareTable(page)).find((r) => r.scheme === i);
+  for (const f of ['compiles', 'actualRows', 'paddedRows', 'waste', 'compileMs']) {
+    assert.equal(cmp[f], st[f], `compare table, scheme ${s.letter}, ${f}`);
+  }
+  assert.equal(cmp.memory, st.arenaBytes + st.weightBytes, 'compare table: memory = arena + weights');
+  assert.equal(cmp.totalMs, s.totalMs);
+  assert.equal(cmp.refused ?? 0, expectRefused);
+}
+
+test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
+  assert.ok(existsSync(`${buildDir}/index.html`), `${buildDir}/index.html missing: bash scripts/web --build-only`);
+  assert.ok(existsSync(executablePath), `${executablePath} not found (scripts/setup installs Debian's chromium)`);
+  mkdirSync(artifacts, { recursive: true });
+  const { server, url } = await serve(buildDir, 0);
+  const browser = await chromium.launch({
+    executablePath,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  const problems = [];
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+
+    const response = await page.goto(`${url}?autorun=0`);
+    assert.equal(response.headers()['cross-origin-opener-policy'], 'same-origin');
+    assert.equal(response.headers()['cross-origin-embedder-policy'], 'require-corp');
+    await page.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
+    assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'the page is cross-origin isolated');
+    const env = await page.evaluate(() => window.__rungs.env);
+    t.diagnostic(`rungs ${env.version} (${env.isa}) in ${await browser.version()}`);
+
+    // ---- 300 chat-like requests through power-of-two 8..256 and optimal (6 buckets)
+    await page.check('input[name="model"][value="encoder"]');
+    await page.selectOption('#traffic-kind', 'lognormal');
+    await page.fill('#traffic-count', '300');
+    await page.fill('#traffic-max', '256');
+    await page.fill('#traffic-median', '24');
+    await page.fill('#traffic-seed', '7');
+    await showScheme(page, 0);
+    await page.selectOption('#scheme-kind', 'pow2');
+    await page.fill('#scheme-min', '8');
+    await page.fill('#scheme-max', '256');
+    await showScheme(page, 1);
+    await page.selectOption('#scheme-kind', 'optimal');
+    await page.fill('#scheme-budget', '6');
+    await page.waitForTimeout(700);  // let the debounced plan settle
+
+    // Every control has a label (its accessible name), and the form runs from the keyboard.
+    const unlabelled = await page.$$eval('input, select, textarea, button', (els) => els
+      .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
+      .map((e) => e.id || e.outerHTML.slice(0, 60)));
+    assert.deepEqual(unlabelled, [], 'controls without a label');
+
+    // While it runs, the main thread keeps ticking (the work is in the worker) and the progress
+    // bar moves through intermediate values.
+    await page.evaluate(() => {
+      const log = { values: [], maxGap: 0, last: performance.now() };
+      window.__ticks = log;
+      log.timer = setInterval(() => {
+        const now = performance.now();
+        log.maxGap = Math.max(log.maxGap, now - log.last);
+        log.last = now;
+        log.values.push(document.getElementById('progress').value);
+      }, 25);
+    });
+    await page.focus('#traffic-count');
+    await page.keyboard.press('Enter');  // submits the settings form: Run
+    let snap = await finishedRun(page, 0);
+    const ticks = await page.evaluate(() => {
+      clearInterval(window.__ticks.timer);
+      return window.__ticks;
+    });
+    const partial = new Set(ticks.values.filter((v) => v > 0 && v < 600));
+    assert.ok(partial.size >= 3, `the progress bar showed intermediate values (${[...partial].slice(0, 10)})`);
+    t.diagnostic(`main thread: longest gap between 25 ms ticks during the run ${ticks.maxGap.toFixed(0)} ms; ${partial.size} progress values seen`);
+    // Not a benchmark: a generous bound that only fails if the work ran on the main thread (a
+    // 300-request encoder run there would freeze the page for seconds).
+    assert.ok(ticks.maxGap < 1000, `the page stayed responsive (longest main-thread stall ${ticks.maxGap.toFixed(0)} ms)`);
+    assert.equal(snap.lengths.length, 300);
+    assert.deepEqual(snap.schemes.map((s) => s.spec.kind), ['pow2', 'optimal']);
+    assert.ok(snap.schemes[1].ranges.length <= 6);
+    for (const i of [0, 1]) await checkScheme(page, snap, i);
+    t.diagnostic(`waste: ${snap.schemes.map((s) => `${s.label} ${s.stats.waste.toFixed(3)}`).join(', ')}`);
+    assert.ok(snap.schemes[1].stats.waste <= snap.schemes[0].stats.waste, 'optimal wastes no more than pow2 on its own traffic');
+
+    // The selected bucket's compiled-graph report is on the page.
+    await showScheme(page, 0);
+    const busiest = snap.schemes[0].stats.buckets.reduce((best, b, i, all) => (b.runs > all[best].runs ? i : best), 0);
+    await page.selectOption('#bucket-select', String(busiest));
+    await page.locator('#bucket-report .kernels li').first().waitFor();
+    assert.match(await page.locator('#bucket-report').textContent(), /Passes \(compile/);
+    await screenshot(page, `${artifacts}/screenshot.png`);
+
+    // ---- changing a scheme resets and reruns
+    const before = snap.runId;
+    await showScheme(page, 0);
+    await page.selectOption('#scheme-kind', 'linear');  // step 32 by default
+    snap = await finishedRun(page, before);
+    assert.ok(snap.runId > before, 'a new run started');
+    assert.equal(snap.schemes[0].spec.kind, 'linear');
+    assert.deepEqual(snap.schemes[0].ranges.map((r) => r.end - 1), [8, 40, 72, 104, 136, 168, 200, 232, 256]);
+    for (const i of [0, 1]) await checkScheme(page, snap, i);
+
+    // ---- pasted lengths: bad tokens and lengths past the ladder are reported on the page
+    const before2 = snap.runId;
+    await page.selectOption('#traffic-kind', 'lengths');
+    await page.fill('#traffic-text', '5 12 0 -3 abc 2.5 5000 300 40');
+    snap = await finishedRun(page, before2, 4);
+    assert.deepEqual(snap.lengths, [5, 12, 300, 40]);
+    const note = await page.locator('#traffic-problems').textContent();
+    for (const bit of ['0 (below 1)', '-3 (below 1)', 'abc (not a number)', '2.5 (not a whole number)', "5000 (above the demo's limit of 2048)"]) {
+      assert.ok(note.includes(bit), `traffic note mentions ${bit}: ${note}`);
+    }
+    await checkScheme(page, snap, 0, 1);  // 300 is past linear's 256: refused by the cache
+    await checkScheme(page, snap, 1, 0);  // optimal fits the traffic, 300 included
+    await showScheme(page, 0);
+    assert.match(await page.locator('#run-notice').textContent(), /1 request was longer than the largest bucket \(256\) and refused/);
+    assert.match(await page.locator('#scheme-hint').textContent(), /1 of 4 requests are longer than 256/);
+    await screenshot(page, `${artifacts}/screenshot-pasted.png`);
+
+    // ---- a phone-width layout of a default run (three schemes, one click)
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    phone.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`phone console.${m.type()}: ${m.text()}`);
+    });
+    phone.on('pageerror', (e) => problems.push(`phone page error: ${e.message}`));
+    await phone.goto(`${url}?autorun=0`);
+    await phone.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
+    await phone.check('input[name="model"][value="mlp"]');  // the fastest model: this part is about layout
+    await phone.click('#quick-compare');
+    const phoneSnap = await finishedRun(phone, 0);
+    assert.deepEqual(phoneSnap.schemes.map((s) => s.spec.kind), ['pow2', 'optimal', 'one']);
+    const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 390, `no horizontal scrolling at 390 px (page is ${width} px wide)`);
+    await screenshot(phone, `${artifacts}/screenshot-390.png`);
+    await phone.close();
+
+    assert.deepEqual(problems, [], 'no console errors or warnings, no failed requests');
+    t.diagnostic(`screenshots in ${artifacts}`);
+  } finally {
+    await browser.close();
+    server.closeAllConnections();
+    server.close();
+  }
+});
