@@ -209,6 +209,16 @@ class BucketedCompileCache {
   BucketedCompileCache& set_active_extent(bool on);
   bool active_extent() const;
 
+  // Byte budget (0, the default: no limit). bytes() is what the compiled buckets hold: arena plus
+  // params of each, as CompileCache counts them (CompileReport::arena_bytes + param_bytes). A
+  // compile that would take bytes() past max_bytes() is refused with Error(OutOfRange) naming the
+  // bucket and the figures, before its arena is allocated and before its params are uploaded; the
+  // bucket stays uncompiled (stats count a failed compile), nothing is evicted, and a later call
+  // with a larger budget compiles it. Params set later on a BucketEntry's graph are not counted.
+  BucketedCompileCache& set_max_bytes(size_t max_bytes);
+  size_t max_bytes() const;
+  size_t bytes() const;
+
   CacheStats stats() const;
   Device device() const;
   std::optional<PrecisionPolicy> policy() const;
