@@ -87,3 +87,42 @@ TEST(ThreadPoolConcurrency, OneCompiledGraphWithAPoolRunFromSeveralThreads) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ThreadPoolConcurrency, SetParamWhileOtherThreadsRunIsSeenWhole) {
+  RUNGS_SKIP_WITHOUT_THREADS();
+  Graph g;
+  Value x = g.input("x", {32, 64});
+  g.output("y", g.matmul(x, g.param("w", {64, 64})));
+  CompileOptions two;
+  two.threads = 2;
+  CompiledGraph c = Session(Device::Cpu).compile(g, two);
+  const std::vector<float> x_data = random_vector(32 * 64, 7);
+  const std::vector<float> wa(64 * 64, 1.f), wb(64 * 64, -0.5f);
+  const NamedInput in{"x", x_data};
+  c.set_param("w", wb);
+  const std::vector<float> out_b = c.run({&in, 1})[0];
+  c.set_param("w", wa);
+  const std::vector<float> out_a = c.run({&in, 1})[0];
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> runs{0}, torn{0};
+  std::vector<std::thread> runners;
+  for (int t = 0; t < 3; ++t)
+    runners.emplace_back([&] {
+      while (!stop.load()) {
+        const auto y = c.run({&in, 1})[0];
+        if (y != out_a && y != out_b) ++torn;
+        ++runs;
+      }
+    });
+  for (int i = 0; i < 40; ++i) c.set_param("w", i % 2 ? wa : wb);
+  while (runs.load() < 20) std::this_thread::yield();
+  stop = true;
+  for (auto& t : runners) t.join();
+  EXPECT_EQ(torn.load(), 0) << "a run saw a half-set param";
+  EXPECT_TRUE(c.param_is_set("w"));
+}
+
+}  // namespace
