@@ -167,6 +167,23 @@ TEST(Numerics, AttentionWithEveryKeyMaskedGivesZerosOnEveryIsa) {
   }
 }
 
+TEST(Numerics, AnExplicitAttentionScaleOfZeroIsHonouredOnEveryIsa) {
+  // Found by fuzz_api: the CPU kernel read scale 0 as "not given" and used 1/sqrt(head_dim).
+  // With scale 0 every score is 0, so each query averages the values of the keys it sees.
+  Graph g;
+  Value x = g.input("x", {1, 4, 1});
+  AttentionOptions opt;
+  opt.causal = true;
+  opt.scale = 0.f;
+  g.output("y", g.attention(x, x, x, opt));
+  const std::map<std::string, std::vector<float>> in = {{"x", {-4, 0, 1, 7}}};
+  const std::vector<float> want = {-4, -2, -1, 1};
+  for (Isa isa : backend::cpu::available_isas()) {
+    ForcedIsa forced(isa);
+    for (Device device : {Device::Cpu, Device::Reference}) EXPECT_EQ(run(g, device, {}, in)[0], want) << to_string(device);
+  }
+}
+
 TEST(Numerics, PaddedRowsNeverProduceNan) {
   const rungs::testing::EncoderConfig cfg;
   for (bool active : {false, true}) {
