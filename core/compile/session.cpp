@@ -1,5 +1,7 @@
 // core/compile/session.cpp: Graph -> pipeline -> executor.
 #include <chrono>
+#include <cstdint>
+#include <limits>
 
 #include "backends/kernel.hpp"
 #include "backends/thread_pool.hpp"
@@ -57,8 +59,12 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
 
   const auto tp = std::chrono::steady_clock::now();
   passes::MemoryPlan memory = passes::plan_memory(g);
-  // Refused here, before any kernel, constant copy, thread or arena exists.
-  const size_t arena_bytes = static_cast<size_t>(memory.arena_floats) * sizeof(float);
+  // Refused here, before any kernel, constant copy, thread or arena exists. In 64 bits: a size_t
+  // of 32 bits (wasm) would wrap a large arena into a small one.
+  const uint64_t arena_bytes = static_cast<uint64_t>(memory.arena_floats) * sizeof(float);
+  if (arena_bytes > std::numeric_limits<size_t>::max() / 2)
+    fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
+                                    " bytes, more than this platform can address");
   if (options.max_arena_bytes && arena_bytes > *options.max_arena_bytes)
     fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
                                     " bytes, more than max_arena_bytes = " + std::to_string(*options.max_arena_bytes));
