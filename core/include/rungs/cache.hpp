@@ -240,7 +240,8 @@ class BucketedCompileCache {
 // An exact-key cache of compiled graphs: one graph per caller key, the least recently used
 // evicted once there are more than max_entries entries or they hold more than max_bytes (arena
 // plus params of each entry, from its CompileReport). 0 means no limit. An entry bigger than the
-// whole byte budget is refused with Error(OutOfRange) and nothing is evicted for it. Graphs are
+// whole byte budget is refused with Error(OutOfRange) and nothing is evicted for it: its arena
+// before it is allocated, its params (at their stored width) before they are uploaded. Graphs are
 // handed out as shared_ptr, so one evicted while in use stays alive until released. Thread-safe;
 // one key compiles once even under a race.
 class CompileCache {
