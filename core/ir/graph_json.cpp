@@ -382,7 +382,7 @@ Graph Graph::from_json(std::string_view text) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     fail(ErrorCode::ParseError, std::string("graph JSON: not valid JSON: ") + e.what());
   }
   if (!j.is_object()) bad("top level", "expected an object with \"nodes\" and \"outputs\"");

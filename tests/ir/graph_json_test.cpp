@@ -147,6 +147,10 @@ TEST(GraphJson, NumbersPastTheF32RangeAreRefused) {
                     {"op": "attention", "in": [0, 0, 0], "scale": 1e300}], "outputs": [{"name": "y", "node": 1}]})";
   expect_error([&] { Graph::from_json(doc); }, ErrorCode::ParseError,
                "nodes[1].scale: expected a number within the f32 range, got 1e+300");
+  // Found by fuzz_graph_json: past the double range the JSON parser itself throws (out_of_range),
+  // which escaped as a non-rungs exception.
+  expect_error([] { Graph::from_json(R"({"nodes": [], "outputs": [], "version": 1e3006})"); }, ErrorCode::ParseError,
+               "graph JSON: not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e3006'");
   const std::string data = R"({"nodes": [{"op": "constant", "shape": [2], "data": [1, -1e39]}], "outputs": []})";
   expect_error([&] { Graph::from_json(data); }, ErrorCode::ParseError, "nodes[0].data[1]: expected a number within the f32 range");
   const std::string eps = R"({"nodes": [{"op": "input", "name": "x", "shape": [2]}, {"op": "param", "name": "g", "shape": [2]},
