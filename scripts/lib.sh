@@ -7,7 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 # 2 cores on the project's machines; override with RUNGS_JOBS.
 jobs=${RUNGS_JOBS:-2}
 
-step() { printf '\n==> %s\n' "$*" >&2; }
+step() { printf '\n==> %s  [%s]\n' "$*" "$(date +%T)" >&2; }
 
 # configure <preset>: configure once; later runs let the build re-run CMake only if a CMake file changed.
 configure() {

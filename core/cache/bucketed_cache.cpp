@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/cache/build_and_compile.hpp"
+#include "core/cache/byte_budget.hpp"
 #include "core/cache/weights.hpp"
 #include "core/check.hpp"
 #include "rungs/cache.hpp"
@@ -57,6 +58,7 @@ struct BucketedCompileCache::Impl {
   std::atomic<bool> active_extent{false};
   std::atomic<uint64_t> out_of_range{0};
   std::atomic<size_t> compiled{0};
+  cache_detail::ByteBudget budget;  // set_max_bytes; off (0) by default
 
   std::optional<size_t> bucket_for(uint64_t key) const {
     for (size_t i = 0; i < buckets.size(); ++i)
@@ -98,7 +100,7 @@ struct BucketedCompileCache::Impl {
     const auto t0 = Clock::now();
     std::unique_ptr<CompiledGraph> graph;
     try {
-      graph = cache_detail::build_and_compile(device, policy, build(slot.upper), options);
+      graph = compile_within_budget(slot, build, options);
       if (active_extent.load(std::memory_order_acquire)) {
         std::lock_guard<std::mutex> g(slot.m);
         prepare_active(slot, *graph);
@@ -132,6 +134,41 @@ struct BucketedCompileCache::Impl {
     ++slot.st.compiles;
     slot.st.compile_ms += ms;
     return raw;
+  }
+
+  // build + compile + param upload under the byte budget (byte_budget.hpp): the arena is refused
+  // before it is planned into memory, the params before they are uploaded, and the exact bytes are
+  // charged last. Throws Error(OutOfRange) naming the bucket when it does not fit.
+  std::unique_ptr<CompiledGraph> compile_within_budget(const Slot& slot, const detail::BuildRef& build,
+                                                       const CompileOptions& options) {
+    const std::string who = "BucketedCompileCache: bucket " + range_text(slot.range) + " (upper " +
+                            std::to_string(slot.upper) + ")";
+    CompileOptions opts = options;
+    const std::optional<size_t> left = budget.remaining();
+    const bool budget_limits_arena = left && (!opts.max_arena_bytes || *left < *opts.max_arena_bytes);
+    if (budget_limits_arena) opts.max_arena_bytes = *left;
+    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params) {
+      size_t values = 0;
+      for (const auto& [name, data] : params) values += data.size();
+      const size_t width = g.report().policy == "f32" ? sizeof(float) : sizeof(uint16_t);
+      budget.check(g.report().arena_bytes + values * width, who,
+                   "arena " + std::to_string(g.report().arena_bytes) + " + " + std::to_string(values) +
+                       " param values at " + std::to_string(width) + " bytes, before upload");
+    };
+    std::unique_ptr<CompiledGraph> graph;
+    try {
+      graph = cache_detail::build_and_compile(device, policy, build(slot.upper), opts, before_upload);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::OutOfRange || !budget_limits_arena || budget.limit() == 0) throw;
+      const std::string what = e.what();
+      if (what.rfind("compile: the arena needs", 0) != 0) throw;
+      fail(ErrorCode::OutOfRange, who + ": the arena does not fit the byte budget of " + std::to_string(budget.limit()) +
+                                      " bytes (" + what + "); raise set_max_bytes or use fewer or smaller buckets");
+    }
+    const CompileReport& r = graph->report();
+    budget.charge(r.arena_bytes + r.param_bytes, who,
+                  "arena " + std::to_string(r.arena_bytes) + " + params " + std::to_string(r.param_bytes));
+    return graph;
   }
 
   // Active extent switched on after this bucket compiled: prepare it now. CompiledGraph::
@@ -209,6 +246,13 @@ BucketedCompileCache& BucketedCompileCache::set_active_extent(bool on) {
   impl_->active_extent.store(on, std::memory_order_release);
   return *this;
 }
+BucketedCompileCache& BucketedCompileCache::set_max_bytes(size_t max_bytes) {
+  impl_->budget.set_limit(max_bytes);
+  return *this;
+}
+size_t BucketedCompileCache::max_bytes() const { return impl_->budget.limit(); }
+size_t BucketedCompileCache::bytes() const { return impl_->budget.used(); }
+
 bool BucketedCompileCache::active_extent() const { return impl_->active_extent.load(std::memory_order_acquire); }
 
 std::optional<PaddedRun> BucketedCompileCache::run_impl(uint64_t key, size_t actual_rows,

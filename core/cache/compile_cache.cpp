@@ -79,8 +79,21 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
     if (im.max_bytes != 0)  // refuse an arena past the whole budget before allocating it
       opts.max_arena_bytes = std::min(opts.max_arena_bytes.value_or(im.max_bytes), im.max_bytes);
     const bool budget_limits_arena = im.max_bytes != 0 && opts.max_arena_bytes == im.max_bytes;
+    // Params past the whole budget are refused before they are uploaded (at their stored width).
+    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params) {
+      if (im.max_bytes == 0) return;
+      size_t values = 0;
+      for (const auto& [name, data] : params) values += data.size();
+      const size_t width = g.report().policy == "f32" ? sizeof(float) : sizeof(uint16_t);
+      const size_t need = g.report().arena_bytes + values * width;
+      if (need > im.max_bytes)
+        fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) + " needs at least " +
+                                        std::to_string(need) + " bytes (arena " + std::to_string(g.report().arena_bytes) +
+                                        " + " + std::to_string(values) + " param values, before upload), more than "
+                                        "the whole budget of " + std::to_string(im.max_bytes) + " bytes; raise max_bytes");
+    };
     try {
-      graph = cache_detail::build_and_compile(im.device, im.policy, build(key), opts);
+      graph = cache_detail::build_and_compile(im.device, im.policy, build(key), opts, before_upload);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::OutOfRange || !budget_limits_arena) throw;
       fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) +

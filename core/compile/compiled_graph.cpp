@@ -25,6 +25,7 @@ CompiledGraph::~CompiledGraph() = default;
 
 void CompiledGraph::set_param(std::string_view name, std::span<const float> data) {
   compile::Executor& ex = *impl_->exec;
+  std::unique_lock<std::shared_mutex> lock(impl_->params_mu);
   auto id = ex.param_node(name);
   if (!id)
     fail(ErrorCode::UnknownName, "set_param: unknown param '" + std::string(name) +
@@ -87,6 +88,7 @@ std::vector<std::span<const float>> match_inputs(const compile::Executor& ex, st
 
 std::vector<std::vector<float>> CompiledGraph::run(std::span<const NamedInput> inputs) const {
   const compile::Executor& ex = *impl_->exec;
+  std::shared_lock<std::shared_mutex> lock(impl_->params_mu);
   auto data = match_inputs(ex, inputs, ex.compiled_dims(), "run");
   return ex.run(data, ex.compiled_dims());
 }
@@ -131,6 +133,7 @@ bool CompiledGraph::param_is_set(std::string_view name) const {
   if (!id)
     fail(ErrorCode::UnknownName, "param_is_set: unknown param '" + std::string(name) +
                                      "'; the graph's params are: " + quoted_list(impl_->exec->param_names()));
+  std::shared_lock<std::shared_mutex> lock(impl_->params_mu);
   return impl_->exec->param_is_set(*id);
 }
 
@@ -168,6 +171,7 @@ std::vector<std::vector<float>> CompiledGraph::run_rows(std::span<const NamedInp
   compile::RunDims dims = ex.compiled_dims();
   for (size_t i = 0; i < dims.size(); ++i)
     if (plan->row_axis[i] >= 0) dims[i][plan->row_axis[i]] = rows;
+  std::shared_lock<std::shared_mutex> lock(impl_->params_mu);
   auto data = match_inputs(ex, inputs, dims, "run_rows");
   return ex.run(data, dims);
 }

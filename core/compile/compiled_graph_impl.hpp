@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 
 #include "core/compile/executor.hpp"
@@ -15,6 +16,9 @@ namespace rungs {
 struct CompiledGraph::Impl {
   std::unique_ptr<compile::Executor> exec;
   CompileReport report;
+  // set_param takes it exclusively, run / run_rows / param_is_set shared: a param set while other
+  // threads run is seen by each run entirely old or entirely new.
+  mutable std::shared_mutex params_mu;
   // Active extent: analysed once by prepare_active_rows.
   std::mutex rows_mu;
   std::optional<passes::ActiveRows> rows;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "core/check.hpp"
 #include "core/compile/weight_store.hpp"
@@ -33,10 +34,10 @@ float round_through(PrecisionPolicy::Format f, float x) {
 
 }  // namespace
 
-Executor::Executor(ir::GraphImpl graph, Device device, PrecisionPolicy policy, int threads)
-    : graph_(std::move(graph)), device_(device), policy_(policy), threads_(std::max(threads, 1)) {
+Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, PrecisionPolicy policy, int threads)
+    : graph_(std::move(graph)), device_(device), policy_(policy), threads_(std::max(threads, 1)), plan_(std::move(plan)) {
   const uint32_t n = static_cast<uint32_t>(graph_.nodes.size());
-  plan_ = passes::plan_memory(graph_);
+  internal_check(plan_.root.size() == n, "executor: the memory plan is not the graph's");
   compiled_dims_.resize(n);
   kernels_.resize(n);
   leaf_data_.resize(n);
@@ -138,8 +139,15 @@ std::unique_ptr<Executor::Workspace> Executor::acquire() const {
     }
   }
   auto ws = std::make_unique<Workspace>();
-  ws->arena = AlignedBuffer(static_cast<size_t>(plan_.arena_floats));
-  ws->scratch = AlignedBuffer(scratch_floats_);
+  try {
+    ws->arena = AlignedBuffer(static_cast<size_t>(plan_.arena_floats));
+    ws->scratch = AlignedBuffer(scratch_floats_);
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCode::OutOfRange, "run: cannot allocate the workspace (arena " +
+                                    std::to_string(static_cast<size_t>(plan_.arena_floats) * sizeof(float)) +
+                                    " bytes + scratch " + std::to_string(scratch_floats_ * sizeof(float)) +
+                                    " bytes); compile with CompileOptions::max_arena_bytes to refuse such graphs early");
+  }
   return ws;
 }
 

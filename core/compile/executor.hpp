@@ -43,7 +43,9 @@ using RunDims = std::vector<backend::Dims>;
 
 class Executor {
  public:
-  Executor(ir::GraphImpl graph, Device device, PrecisionPolicy policy, int threads);
+  // `plan` is plan_memory(graph), made by the caller so that it can refuse an arena before
+  // anything is allocated for it (CompileOptions::max_arena_bytes).
+  Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, PrecisionPolicy policy, int threads);
   ~Executor();
 
   const ir::GraphImpl& graph() const { return graph_; }

@@ -1,5 +1,7 @@
 // core/compile/session.cpp: Graph -> pipeline -> executor.
 #include <chrono>
+#include <cstdint>
+#include <limits>
 
 #include "backends/kernel.hpp"
 #include "backends/thread_pool.hpp"
@@ -56,7 +58,17 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
   compile::run_pipeline(g, options, rep.passes);
 
   const auto tp = std::chrono::steady_clock::now();
-  auto exec = std::make_unique<compile::Executor>(std::move(g), device_, policy, threads);
+  passes::MemoryPlan memory = passes::plan_memory(g);
+  // Refused here, before any kernel, constant copy, thread or arena exists. In 64 bits: a size_t
+  // of 32 bits (wasm) would wrap a large arena into a small one.
+  const uint64_t arena_bytes = static_cast<uint64_t>(memory.arena_floats) * sizeof(float);
+  if (arena_bytes > std::numeric_limits<size_t>::max() / 2)
+    fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
+                                    " bytes, more than this platform can address");
+  if (options.max_arena_bytes && arena_bytes > *options.max_arena_bytes)
+    fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
+                                    " bytes, more than max_arena_bytes = " + std::to_string(*options.max_arena_bytes));
+  auto exec = std::make_unique<compile::Executor>(std::move(g), std::move(memory), device_, policy, threads);
   PassReport plan;
   plan.name = "memory_plan+kernels";
   plan.nodes_before = plan.nodes_after = exec->graph().nodes.size();
@@ -65,9 +77,6 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
 
   rep.arena_bytes = exec->arena_bytes();
   rep.intermediate_bytes = exec->intermediate_bytes();
-  if (options.max_arena_bytes && rep.arena_bytes > *options.max_arena_bytes)
-    fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(rep.arena_bytes) +
-                                    " bytes, more than max_arena_bytes = " + std::to_string(*options.max_arena_bytes));
   rep.kernels = exec->kernel_reports();
   rep.param_bytes = exec->param_bytes();
   impl->exec = std::move(exec);

@@ -129,6 +129,7 @@ Value binary(GraphImpl& g, Op op, Value a, Value b) {
   if (!out)
     fail(ErrorCode::ShapeMismatch, name + ": shapes " + shape_to_string(sa) + " and " + shape_to_string(sb) +
                                        " do not broadcast (each dimension must match or be 1, aligned from the right)");
+  check_shape(*out, name);
   Node n;
   n.op = op;
   n.in = {a.id, b.id};
@@ -216,6 +217,7 @@ Value Graph::matmul(Value a, Value b) {
   Shape out = *batch;
   out.push_back(sa[sa.size() - 2]);
   out.push_back(sb[sb.size() - 1]);
+  check_shape(out, "matmul");
   Node n;
   n.op = Op::MatMul;
   n.in = {a.id, b.id};
@@ -313,8 +315,10 @@ Value Graph::reshape(Value x, Shape shape) {
     } else if (shape[i] < 1) {
       fail(ErrorCode::InvalidArgument, "reshape: dimensions must be >= 1 or -1, got " + shape_to_string(shape));
     } else {
+      if (shape[i] > shape_numel(s) / known)  // more values than x has: refused below, without overflow
+        fail(ErrorCode::ShapeMismatch, "reshape: cannot reshape " + shape_to_string(s) + " (" +
+                                           std::to_string(shape_numel(s)) + " values) to " + shape_to_string(shape));
       known *= shape[i];
-      if (known > shape_numel(s)) break;
     }
   }
   int64_t total = shape_numel(s);
@@ -391,6 +395,8 @@ Value Graph::concat(std::vector<Value> xs, int axis) {
                                          ", which does not match " + shape_to_string(s0) + " outside axis " +
                                          std::to_string(a));
     out[a] += si[a];
+    if (out[a] > kMaxElements)  // each dim is <= 2^40, so the sum cannot overflow before this check
+      fail(ErrorCode::OutOfRange, "concat: axis " + std::to_string(a) + " would hold more than 2^40 elements");
   }
   check_shape(out, "concat");
   Node n;
@@ -446,6 +452,7 @@ Value Graph::attention(Value q, Value k, Value v, AttentionOptions options) {
     n.has_mask = true;
   }
   n.shape = {sq[0], sq[1], sv[2]};
+  check_shape(n.shape, "attention");
   n.heads = options.heads;
   n.causal = options.causal;
   n.scale = options.scale;

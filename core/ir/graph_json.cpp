@@ -172,10 +172,18 @@ class NodeReader {
     }
     return out;
   }
+  // A JSON number as f32; one past the f32 range is refused (converting it would be undefined).
+  static std::optional<float> as_float(const json& v) {
+    if (!v.is_number()) return std::nullopt;
+    const double d = v.get<double>();
+    if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max()))) return std::nullopt;
+    return static_cast<float>(d);
+  }
   float number(const char* key) const {
     const json& v = field(key);
-    if (!v.is_number()) bad(key, "expected a number, got " + v.dump());
-    return static_cast<float>(v.get<double>());
+    auto f = as_float(v);
+    if (!f) bad(key, "expected a number within the f32 range, got " + v.dump());
+    return *f;
   }
   bool boolean(const char* key) const {
     const json& v = field(key);
@@ -213,8 +221,11 @@ class NodeReader {
     out.reserve(a.size());
     for (size_t i = 0; i < a.size(); ++i) {
       const json& v = a[i];
-      if (v.is_number()) {
-        out.push_back(static_cast<float>(v.get<double>()));
+      if (auto f = as_float(v)) {
+        out.push_back(*f);
+      } else if (v.is_number()) {
+        bad("data[" + std::to_string(i) + "]", "expected a number within the f32 range (or \"inf\", \"-inf\"), got " +
+                                                   v.dump());
       } else if (v == "inf") {
         out.push_back(std::numeric_limits<float>::infinity());
       } else if (v == "-inf") {
@@ -371,7 +382,7 @@ Graph Graph::from_json(std::string_view text) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     fail(ErrorCode::ParseError, std::string("graph JSON: not valid JSON: ") + e.what());
   }
   if (!j.is_object()) bad("top level", "expected an object with \"nodes\" and \"outputs\"");

@@ -1,10 +1,6 @@
 #include "core/passes/memory_plan.hpp"
 
 #include <algorithm>
-#include <cstdint>
-#include <string>
-
-#include "rungs/error.hpp"
 
 namespace rungs::passes {
 
@@ -67,13 +63,6 @@ MemoryPlan plan_memory(const ir::GraphImpl& g) {
     std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.begin < b.begin; });
     p.arena_floats = std::max(p.arena_floats, at + size);
   }
-  // A 32-bit size_t (wasm32) cannot hold the byte size of a large arena: refuse it here, before
-  // anything is allocated, instead of letting the size wrap around.
-  const uint64_t addressable = SIZE_MAX / sizeof(float);
-  if (static_cast<uint64_t>(p.arena_floats) > addressable)
-    throw Error(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(p.arena_floats) +
-                                           " floats, more than this platform can address (" +
-                                           std::to_string(addressable) + " floats)");
   for (uint32_t i = 0; i < n; ++i) p.offset[i] = p.offset[p.root[i]];
   return p;
 }

@@ -106,6 +106,28 @@ TEST(CompileCache, RefusesAnEntryBiggerThanTheWholeBudget) {
   EXPECT_EQ(c.evictions(), 0u);
 }
 
+TEST(CompileCache, ParamsPastTheWholeBudgetAreRefusedBeforeUpload) {
+  CompileCache c(Device::Reference, 0, /*max_bytes=*/1 << 20);
+  auto big_params = [](uint64_t key) {
+    Graph g;
+    Value x = g.input("x", {static_cast<int64_t>(key), 1024});
+    g.output("y", g.matmul(x, g.param("w", {1024, 1024})));
+    return std::pair<Graph, ParamMap>{std::move(g), ParamMap{{"w", std::vector<float>(1 << 20, 0.f)}}};
+  };
+  try {
+    c.get_or_compile(2, big_params);
+    FAIL() << "expected Error(OutOfRange)";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfRange) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1048576 param values, before upload), more than the whole budget of 1048576"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(c.size(), 0u);
+  EXPECT_EQ(c.bytes(), 0u);
+  EXPECT_EQ(c.compiles(), 0u);
+}
+
 TEST(CompileCache, ThrowingBuildStoresNothingAndRetries) {
   CompileCache c(Device::Reference);
   EXPECT_THROW(c.get_or_compile(3, [](uint64_t) -> Graph { throw std::runtime_error("no"); }), std::runtime_error);

@@ -140,6 +140,24 @@ void expect_parse_error(const json& j, const std::string& needle) {
 
 TEST(GraphJson, BaseDocumentIsValid) { EXPECT_NO_THROW(Graph::from_json(base().dump())); }
 
+TEST(GraphJson, NumbersPastTheF32RangeAreRefused) {
+  // Converting 1e300 to float is undefined behaviour: refused with the field named instead.
+  const std::string doc =
+      R"({"nodes": [{"op": "input", "name": "q", "shape": [1, 2, 2]},
+                    {"op": "attention", "in": [0, 0, 0], "scale": 1e300}], "outputs": [{"name": "y", "node": 1}]})";
+  expect_error([&] { Graph::from_json(doc); }, ErrorCode::ParseError,
+               "nodes[1].scale: expected a number within the f32 range, got 1e+300");
+  // Found by fuzz_graph_json: past the double range the JSON parser itself throws (out_of_range),
+  // which escaped as a non-rungs exception.
+  expect_error([] { Graph::from_json(R"({"nodes": [], "outputs": [], "version": 1e3006})"); }, ErrorCode::ParseError,
+               "graph JSON: not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e3006'");
+  const std::string data = R"({"nodes": [{"op": "constant", "shape": [2], "data": [1, -1e39]}], "outputs": []})";
+  expect_error([&] { Graph::from_json(data); }, ErrorCode::ParseError, "nodes[0].data[1]: expected a number within the f32 range");
+  const std::string eps = R"({"nodes": [{"op": "input", "name": "x", "shape": [2]}, {"op": "param", "name": "g", "shape": [2]},
+                                        {"op": "rms_norm", "in": [0, 1], "eps": 3.5e38}], "outputs": []})";
+  expect_error([&] { Graph::from_json(eps); }, ErrorCode::ParseError, "nodes[2].eps: expected a number within the f32 range");
+}
+
 TEST(GraphJson, MalformedDocumentsNameTheField) {
   expect_error([] { Graph::from_json("{\"nodes\": [}"); }, ErrorCode::ParseError, "not valid JSON");
   expect_error([] { Graph::from_json(""); }, ErrorCode::ParseError, "not valid JSON");

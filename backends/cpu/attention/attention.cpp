@@ -10,7 +10,7 @@ AttentionParams attention_params(const ir::Node& node) {
   p.heads = node.heads;
   p.causal = node.causal;
   p.has_mask = node.has_mask;
-  p.scale = node.scale.value_or(0.f);
+  p.scale = node.scale;
   return p;
 }
 

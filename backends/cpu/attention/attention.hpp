@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "backends/cpu/isa.hpp"
@@ -20,7 +21,7 @@ struct AttentionParams {
   int heads = 1;
   bool causal = false;
   bool has_mask = false;
-  float scale = 0.f;  // 0: 1/sqrt(head_dim) at run time
+  std::optional<float> scale;  // none: 1/sqrt(head_dim) at run time (an explicit 0 is a valid scale)
 };
 AttentionParams attention_params(const ir::Node& node);
 // Scalar reference: full softmax per query in double.

@@ -67,7 +67,7 @@ class AttentionKernel final : public Kernel {
     // q and k rows are e wide (heads of dh), v and output rows ev wide (heads of dv).
     const int64_t sq = in[0].dims[1], e = in[0].dims[2], sk = in[1].dims[1], ev = in[2].dims[2];
     const int64_t dh = sc.dh, dv = sc.dv, dvp = sc.dvp;
-    const float scale = p_.scale != 0.f ? p_.scale : 1.f / std::sqrt(static_cast<float>(dh));
+    const float scale = p_.scale ? *p_.scale : 1.f / std::sqrt(static_cast<float>(dh));
     const float* q = in[0].data + b * sq * e + h * dh;
     const float* k = in[1].data + b * sk * e + h * dh;
     const float* v = in[2].data + b * sk * ev + h * dv;

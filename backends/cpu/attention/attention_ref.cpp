@@ -11,7 +11,7 @@ void attention_reference(const AttentionParams& p, std::span<const TensorArg> in
   const Dims& qd = in[0].dims;
   const int64_t batch = qd[0], sq = qd[1], e = qd[2], sk = in[1].dims[1];
   const int64_t dh = e / p.heads;
-  const double scale = p.scale != 0.f ? p.scale : 1.0 / std::sqrt(double(dh));
+  const double scale = p.scale ? double(*p.scale) : 1.0 / std::sqrt(double(dh));
   std::vector<double> s(sk);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < p.heads; ++h)

@@ -210,6 +210,16 @@ class BucketedCompileCache {
   BucketedCompileCache& set_active_extent(bool on);
   bool active_extent() const;
 
+  // Byte budget (0, the default: no limit). bytes() is what the compiled buckets hold: arena plus
+  // params of each, as CompileCache counts them (CompileReport::arena_bytes + param_bytes). A
+  // compile that would take bytes() past max_bytes() is refused with Error(OutOfRange) naming the
+  // bucket and the figures, before its arena is allocated and before its params are uploaded; the
+  // bucket stays uncompiled (stats count a failed compile), nothing is evicted, and a later call
+  // with a larger budget compiles it. Params set later on a BucketEntry's graph are not counted.
+  BucketedCompileCache& set_max_bytes(size_t max_bytes);
+  size_t max_bytes() const;
+  size_t bytes() const;
+
   CacheStats stats() const;
   Device device() const;
   std::optional<PrecisionPolicy> policy() const;
@@ -231,7 +241,8 @@ class BucketedCompileCache {
 // An exact-key cache of compiled graphs: one graph per caller key, the least recently used
 // evicted once there are more than max_entries entries or they hold more than max_bytes (arena
 // plus params of each entry, from its CompileReport). 0 means no limit. An entry bigger than the
-// whole byte budget is refused with Error(OutOfRange) and nothing is evicted for it. Graphs are
+// whole byte budget is refused with Error(OutOfRange) and nothing is evicted for it: its arena
+// before it is allocated, its params (at their stored width) before they are uploaded. Graphs are
 // handed out as shared_ptr, so one evicted while in use stays alive until released. Thread-safe;
 // one key compiles once even under a race.
 class CompileCache {

@@ -85,6 +85,8 @@ class CompiledGraph {
   ~CompiledGraph();
 
   // Size-checked against the param's shape, then copied (packed for the kernels that use it).
+  // May be called while other threads run the graph: each run sees the old or the new values,
+  // never a mix (it waits for runs in flight, and runs wait for it).
   void set_param(std::string_view name, std::span<const float> data);
   // One vector per output, in declared order. Throws UnknownName, MissingInput, ShapeMismatch,
   // ParamNotSet. Safe to call from several threads at once.
