@@ -44,3 +44,9 @@ export function maxRelError(a, b) {
   }
   return worst;
 }
+
+// The upper of a cache entry, releasing the entry's graph handle (each lookup hands out a new one).
+export function upperOf(entry) {
+  entry.graph.delete();
+  return entry.upper;
+}
