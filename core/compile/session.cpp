@@ -29,11 +29,11 @@ Session& Session::with_policy(PrecisionPolicy policy) {
 
 namespace {
 int resolve_threads(int requested) {
+  // Refused on every platform, so a program behaves alike natively and in wasm.
+  if (requested < 0) fail(ErrorCode::InvalidArgument, "compile: threads must be >= 0 (0 = all hardware threads), got " + std::to_string(requested));
 #ifdef __EMSCRIPTEN__
-  (void)requested;
   return 1;  // wasm is single-threaded for now
 #else
-  if (requested < 0) fail(ErrorCode::InvalidArgument, "compile: threads must be >= 0 (0 = all hardware threads), got " + std::to_string(requested));
   return requested == 0 ? backend::ThreadPool::hardware_threads() : requested;
 #endif
 }
