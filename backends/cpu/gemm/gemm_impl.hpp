@@ -3,8 +3,10 @@
 // flags; everything here is a member of Gemm<Arch> so no symbol is shared between ISAs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include <xsimd/xsimd.hpp>
@@ -19,10 +21,18 @@ struct Gemm {
   using U = xsimd::batch<uint32_t, Arch>;
   static constexpr int kW = static_cast<int>(B::size);
   // Tile: kMr rows x (kNv vectors) columns; 6 x 64 on avx512 (24 accumulators of 32 registers),
-  // 6 x 16 on avx2 and 6 x 8 on sse4.2 / wasm (12 accumulators of 16 registers).
+  // 6 x 16 on avx2 and 6 x 8 on sse4.2 (12 accumulators of 16 registers), 4 x 8 on wasm. V8
+  // compiles wasm to x64 keeping one of the 16 xmm registers as its scratch, wasm has no FMA (a
+  // multiply-add needs a temporary), and V8 schedules the tile's products its own way, keeping
+  // several broadcasts of A live: 6 x 8 spilled accumulators on every k (22 GFLOP/s at 512^3 in
+  // Node 20), 5 x 8 still spilled two (20-23), 4 x 8 leaves room and runs at 30-34.
   static constexpr int kNv = kW >= 16 ? 4 : 2;
   static constexpr int kNr = kNv * kW;
+#if XSIMD_WITH_WASM
+  static constexpr int kMr = std::is_same_v<Arch, xsimd::wasm> ? 4 : 6;
+#else
   static constexpr int kMr = 6;
+#endif
   // With at most this many rows a tile spans two panels, so that a 1- or 2-row product still has
   // 2 * kNv (or more) independent FMA chains in flight.
   static constexpr int kWideRows = 2;
@@ -118,12 +128,16 @@ struct Gemm {
   static void tile(const Tile& t) {
     constexpr int V = kNv * NP;
     constexpr int S = format_k_step(F);
-    B acc[M][V];
+    // The running sums live in `sum`, which nothing but this loop touches, so the compiler keeps
+    // them in registers; the epilogue works on a copy. (With one array for both, clang for wasm
+    // kept the sums in memory: the inlined activations take their operands by reference, and it
+    // stored every accumulator on every k.)
+    B sum[M][V];
     if (t.first) {
-      unroll<M>([&](auto i) { unroll<V>([&](auto v) { acc[i][v] = B(0.f); }); });
+      unroll<M>([&](auto i) { unroll<V>([&](auto v) { sum[i][v] = B(0.f); }); });
     } else {
       unroll<M>([&](auto i) {
-        unroll<V>([&](auto v) { acc[i][v] = B::load_unaligned(t.c + i * t.ldc + v * kW); });
+        unroll<V>([&](auto v) { sum[i][v] = B::load_unaligned(t.c + i * t.ldc + v * kW); });
       });
     }
     const float* ar[M];
@@ -131,8 +145,9 @@ struct Gemm {
     const Word<F>* bp[NP];
     unroll<NP>([&](auto p) { bp[p] = static_cast<const Word<F>*>(t.b) + p * t.panel_words; });
 
-    // One word row of the panels: S consecutive k.
-    auto step = [&](int64_t k, auto steps) {
+    // One word row of the panels: S consecutive k. The rows' pointers advance with k, and the
+    // loop counts in ptrdiff_t: 64-bit indices cost a wrap per address in wasm32.
+    auto step = [&](auto steps) {
       B bv[S][V];
       unroll<NP>([&](auto p) {
         unroll<kNv>([&](auto v) {
@@ -142,38 +157,52 @@ struct Gemm {
       });
       unroll<decltype(steps)::value>([&](auto s) {
         unroll<M>([&](auto i) {
-          const B ai(ar[i][k + s]);
-          unroll<V>([&](auto v) { acc[i][v] = xsimd::fma(ai, bv[s][v], acc[i][v]); });
+          const B ai(ar[i][s]);
+          unroll<V>([&](auto v) { sum[i][v] = xsimd::fma(ai, bv[s][v], sum[i][v]); });
         });
       });
+      unroll<M>([&](auto i) { ar[i] += S; });
     };
-    int64_t k = 0;
-    for (; k + S <= t.kc; k += S) step(k, std::integral_constant<int, S>{});
+    for (std::ptrdiff_t j = static_cast<std::ptrdiff_t>(t.kc / S); j > 0; --j) step(std::integral_constant<int, S>{});
     if constexpr (S == 2) {
-      if (k < t.kc) step(k, std::integral_constant<int, 1>{});  // odd K: the pad row is skipped
+      if (t.kc % S) step(std::integral_constant<int, 1>{});  // odd K: the pad row is skipped
     }
 
-    if (t.last) {
-      if (t.bias) {
-        unroll<V>([&](auto v) {
-          const B bias = B::load_unaligned(t.bias + v * kW);
-          unroll<M>([&](auto i) { acc[i][v] += bias; });
-        });
-      }
-      switch (t.act) {
-        case Activation::None: break;
-        case Activation::Relu: activate_all<Activation::Relu>(acc); break;
-        case Activation::Gelu: activate_all<Activation::Gelu>(acc); break;
-        case Activation::GeluTanh: activate_all<Activation::GeluTanh>(acc); break;
-        case Activation::Silu: activate_all<Activation::Silu>(acc); break;
-        case Activation::Tanh: activate_all<Activation::Tanh>(acc); break;
-        case Activation::Sigmoid: activate_all<Activation::Sigmoid>(acc); break;
-      }
-      if (t.res) {
-        unroll<M>([&](auto i) {
-          unroll<V>([&](auto v) { acc[i][v] += B::load_unaligned(t.res + i * t.ldr + v * kW); });
-        });
-      }
+    if (t.last && (t.bias || t.act != Activation::None || t.res)) {
+      B acc[M][V];  // a copy: `sum` must not escape (see above)
+      unroll<M>([&](auto i) { unroll<V>([&](auto v) { acc[i][v] = sum[i][v]; }); });
+      epilogue<M, V>(acc, t);
+      return;
+    }
+    unroll<M>([&](auto i) {
+      unroll<V>([&](auto v) { sum[i][v].store_unaligned(t.c + i * t.ldc + v * kW); });
+    });
+  }
+
+  // Bias, activation and residual on a finished tile, then the store. Out of line, so the tile
+  // function is little more than its k loop (inlined, the activations made it ten times larger);
+  // it runs once per tile.
+  template <int M, int V>
+  [[gnu::noinline]] static void epilogue(B (&acc)[M][V], const Tile& t) {
+    if (t.bias) {
+      unroll<V>([&](auto v) {
+        const B bias = B::load_unaligned(t.bias + v * kW);
+        unroll<M>([&](auto i) { acc[i][v] += bias; });
+      });
+    }
+    switch (t.act) {
+      case Activation::None: break;
+      case Activation::Relu: activate_all<Activation::Relu>(acc); break;
+      case Activation::Gelu: activate_all<Activation::Gelu>(acc); break;
+      case Activation::GeluTanh: activate_all<Activation::GeluTanh>(acc); break;
+      case Activation::Silu: activate_all<Activation::Silu>(acc); break;
+      case Activation::Tanh: activate_all<Activation::Tanh>(acc); break;
+      case Activation::Sigmoid: activate_all<Activation::Sigmoid>(acc); break;
+    }
+    if (t.res) {
+      unroll<M>([&](auto i) {
+        unroll<V>([&](auto v) { acc[i][v] += B::load_unaligned(t.res + i * t.ldr + v * kW); });
+      });
     }
     unroll<M>([&](auto i) {
       unroll<V>([&](auto v) { acc[i][v].store_unaligned(t.c + i * t.ldc + v * kW); });
