@@ -5,8 +5,9 @@
 //
 // Shapes M x K x N, M in {1..512}, (K, N) in the transformer sizes below. rungs runs the kernel
 // Device::Cpu would compile for a MatMul whose B is a Param: B packed once (as at compile time),
-// A and C as the executor hands them. OpenBLAS (OPENBLAS_CORETYPE, set to SkylakeX unless given:
-// this VM's CPUID makes OpenBLAS pick a slow generic kernel otherwise) and Eigen 3.4 (-O3
+// A and C as the executor hands them. OpenBLAS (OPENBLAS_CORETYPE, set unless given to SkylakeX
+// on a CPU with AVX-512, else Haswell with AVX2: these VMs' CPUID makes OpenBLAS pick a slow
+// generic kernel otherwise, and SkylakeX kernels fault without AVX-512) and Eigen 3.4 (-O3
 // -march=native) take plain row-major arrays and pack on every call, as their users do. The
 // machine's FMA peak is measured in the same run (register-only loop at the widest vector).
 // Every shape's three outputs are compared before timing.
@@ -45,7 +46,12 @@ using backend::Kernel;
 using backend::RunContext;
 using backend::TensorArg;
 
-constexpr const char* kDefaultCoreType = "SkylakeX";
+// The OpenBLAS kernels for the widest vectors this CPU has.
+const char* default_coretype() {
+  if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return "Nehalem";
+}
 constexpr int kMs[] = {1, 8, 32, 64, 128, 256, 512};
 constexpr std::pair<int, int> kKNs[] = {{256, 256}, {768, 768}, {768, 3072}, {1024, 1024}};
 constexpr const char* kPeers[] = {"rungs", "openblas", "eigen"};
@@ -144,7 +150,7 @@ void register_peak(const char* name) {
 int main(int argc, char** argv) {
   std::vector<char*> original(argv, argv + argc + 1);  // for the restart below
   bool json = false;
-  std::string coretype = kDefaultCoreType;
+  std::string coretype = default_coretype();
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--format=json") == 0) json = true;
@@ -152,9 +158,9 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--openblas-coretype") == 0 && i + 1 < argc) coretype = argv[++i];
     else if (std::strcmp(argv[i], "--help") == 0) {
       std::printf(
-          "rungs_gemm_bench [--format text|json] [--openblas-coretype NAME (default %s)]\n"
+          "rungs_gemm_bench [--format text|json] [--openblas-coretype NAME (default here: %s)]\n"
           "                 [Google Benchmark flags, e.g. --benchmark_min_time=0.5]\n",
-          kDefaultCoreType);
+          default_coretype());
       return 0;
     } else argv[kept++] = argv[i];
   }
