@@ -8,6 +8,32 @@
 
 namespace rungs::backend {
 
+namespace {
+
+constexpr int kSpinIterations = 1 << 11;  // about 30-60 us of pause instructions
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Spin until done() or the budget runs out; true when done.
+template <class Done>
+bool spin_until(Done done) {
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (done()) return true;
+    cpu_relax();
+  }
+  return done();
+}
+
+}  // namespace
+
 ThreadPool::ThreadPool(int workers) {
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
   workers = 0;  // a wasm build without pthreads cannot start threads: parallel_for runs serially
@@ -18,7 +44,7 @@ ThreadPool::ThreadPool(int workers) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true, std::memory_order_relaxed);
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();
@@ -31,13 +57,21 @@ int ThreadPool::hardware_threads() {
 
 void ThreadPool::worker_loop() {
   for (;;) {
+    spin_until([this] {
+      return queued_.load(std::memory_order_relaxed) > 0 || stop_.load(std::memory_order_relaxed);
+    });
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-      if (stop_ && queue_.empty()) return;
+      if (queue_.empty() && !stop_.load(std::memory_order_relaxed)) {
+        ++sleepers_;
+        cv_.wait(lock, [this] { return stop_.load(std::memory_order_relaxed) || !queue_.empty(); });
+        --sleepers_;
+      }
+      if (queue_.empty()) return;  // stopping, and nothing is left to run
       task = std::move(queue_.front());
       queue_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
     }
     task();
   }
@@ -53,7 +87,8 @@ void ThreadPool::parallel_for(int64_t n, int parts, const std::function<void(int
   struct Shared {
     std::mutex mu;
     std::condition_variable done;
-    int pending = 0;
+    int pending = 0;                  // guarded by mu
+    std::atomic<bool> finished{false};  // pending reached 0 (set under mu), for the caller's spin
     std::exception_ptr error;
   } shared;
   shared.pending = parts - 1;
@@ -74,11 +109,15 @@ void ThreadPool::parallel_for(int64_t n, int parts, const std::function<void(int
         }
         std::lock_guard<std::mutex> l(shared.mu);
         if (err && !shared.error) shared.error = err;
-        if (--shared.pending == 0) shared.done.notify_one();
+        if (--shared.pending == 0) {
+          shared.finished.store(true, std::memory_order_release);
+          shared.done.notify_one();
+        }
       });
     }
+    queued_.fetch_add(parts - 1, std::memory_order_relaxed);
+    if (sleepers_ > 0) cv_.notify_all();
   }
-  cv_.notify_all();
   std::exception_ptr mine;
   try {
     auto [b, e] = chunk(0);
@@ -86,6 +125,9 @@ void ThreadPool::parallel_for(int64_t n, int parts, const std::function<void(int
   } catch (...) {
     mine = std::current_exception();
   }
+  spin_until([&] { return shared.finished.load(std::memory_order_acquire); });
+  // Taking the lock even after a successful spin: the last task may still hold it (it notifies
+  // under it), and `shared` must outlive that.
   std::unique_lock<std::mutex> lock(shared.mu);
   shared.done.wait(lock, [&] { return shared.pending == 0; });
   if (mine) std::rethrow_exception(mine);
