@@ -169,7 +169,8 @@ struct Gemm {
       });
       unroll<M>([&](auto i) { ar[i] += S; });
     };
-    for (std::ptrdiff_t j = static_cast<std::ptrdiff_t>(t.kc / S); j > 0; --j) step(std::integral_constant<int, S>{});
+    const std::ptrdiff_t word_rows = static_cast<std::ptrdiff_t>(t.kc / S);
+    for (std::ptrdiff_t j = word_rows; j > 0; --j) step(std::integral_constant<int, S>{});
     if constexpr (S == 2) {
       if (t.kc % S) step(std::integral_constant<int, 1>{});  // odd K: the pad row is skipped
     }
