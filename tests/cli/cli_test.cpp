@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "rungs/ladder.hpp"
 
@@ -17,8 +18,13 @@ struct Result {
 };
 
 // Runs the CLI with `args` (shell syntax), stdout captured, stderr appended after a marker.
+// stderr goes through a file named for this process and call: ctest runs these tests as separate
+// processes in parallel, and with one shared name another test's `2>` emptied the file before
+// this one read it.
 Result cli(const std::string& args) {
-  std::string err_file = ::testing::TempDir() + "rungs_cli_stderr.txt";
+  static int calls = 0;
+  const std::string err_file = ::testing::TempDir() + "rungs_cli_stderr_" + std::to_string(getpid()) + "_" +
+                               std::to_string(calls++) + ".txt";
   std::string cmd = std::string(RUNGS_CLI) + " " + args + " 2>" + err_file;
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
@@ -28,6 +34,8 @@ Result cli(const std::string& args) {
   int status = pclose(p);
   std::ifstream ef(err_file);
   std::string err((std::istreambuf_iterator<char>(ef)), std::istreambuf_iterator<char>());
+  ef.close();
+  std::remove(err_file.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out + "\n--stderr--\n" + err};
 }
 
