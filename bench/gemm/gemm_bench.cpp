@@ -46,11 +46,13 @@ using backend::Kernel;
 using backend::RunContext;
 using backend::TensorArg;
 
-// The OpenBLAS kernels for the widest vectors this CPU has.
+// The OpenBLAS kernels for the widest vectors this CPU and OS support (rungs' own detection).
 const char* default_coretype() {
-  if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
-  return "Nehalem";
+  switch (backend::cpu::available_isas().front()) {
+    case backend::cpu::Isa::Avx512: return "SkylakeX";
+    case backend::cpu::Isa::Avx2: return "Haswell";
+    default: return "Nehalem";
+  }
 }
 constexpr int kMs[] = {1, 8, 32, 64, 128, 256, 512};
 constexpr std::pair<int, int> kKNs[] = {{256, 256}, {768, 768}, {768, 3072}, {1024, 1024}};
