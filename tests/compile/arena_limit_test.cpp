@@ -1,7 +1,16 @@
 // CompileOptions::max_arena_bytes: a graph whose arena would pass the limit is refused with
 // Error(OutOfRange) at compile time, before its arena (or any kernel) is allocated, and the limit
-// is honoured exactly at the boundary.
+// is honoured exactly at the boundary; a workspace the machine cannot allocate at run time is
+// Error(OutOfRange), and the graph runs once memory is there again.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#if !defined(__EMSCRIPTEN__)
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
 
 #include "rungs/rungs.hpp"
 #include "test_util.hpp"
@@ -52,6 +61,75 @@ TEST(ArenaLimit, TheLimitIsInclusiveAndTheSessionStaysUsable) {
   std::vector<float> x(64, -1.f);
   const NamedInput in[] = {{"x", x}};
   EXPECT_EQ(fits.run(in)[0], std::vector<float>(64, 1.f));
+}
+
+#if !defined(__EMSCRIPTEN__)
+// Sanitizers reserve terabytes of shadow memory, which an address-space limit forbids.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// In a child process (a gtest death test): the address space limited to what the process maps now
+// plus 64 MiB, a run needing a 256 MiB workspace fails with OutOfRange (docs/errors.md row 46);
+// with the limit lifted, the same compiled graph runs. The child exits 0 only if all of it held.
+[[noreturn]] void run_out_of_memory_then_recover(Device device) {
+  auto check = [](bool ok, const std::string& what) {
+    if (!ok) {
+      std::fprintf(stderr, "check failed: %s\n", what.c_str());
+      std::_Exit(1);
+    }
+  };
+  // y[i, j] = x[i] + z[j] over [8192, 8192]: 256 MiB of arena from 64 KiB of inputs.
+  constexpr int64_t n = 8192;
+  Graph g;
+  g.output("y", g.add(g.input("x", {n, 1}), g.input("z", {1, n})));
+  CompiledGraph compiled = Session(device).compile(g);
+  std::vector<float> x(n, 1.f), z(n, 2.f);
+  const NamedInput in[] = {{"x", x}, {"z", z}};
+
+  rlimit saved{};
+  check(getrlimit(RLIMIT_AS, &saved) == 0, "getrlimit");
+  size_t pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  check(pages > 0, "read /proc/self/statm");
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{64} << 20);
+  check(setrlimit(RLIMIT_AS, &low) == 0, "setrlimit");
+  try {
+    (void)compiled.run(in);
+    check(false, "the run succeeded under the limit");
+  } catch (const Error& e) {
+    check(e.code() == ErrorCode::OutOfRange, std::string("code of: ") + e.what());
+    const std::string want =
+        "run: cannot allocate the workspace (arena " + std::to_string(compiled.report().arena_bytes) + " bytes";
+    check(std::string(e.what()).find(want) != std::string::npos, std::string("message: ") + e.what());
+  }
+  check(setrlimit(RLIMIT_AS, &saved) == 0, "restore the limit");
+  const std::vector<std::vector<float>> out = compiled.run(in);
+  check(out.size() == 1 && out[0].size() == static_cast<size_t>(n * n) && out[0].front() == 3.f &&
+            out[0].back() == 3.f,
+        "the run after the limit was lifted");
+  std::_Exit(0);
+}
+#endif
+
+TEST(ArenaLimit, AWorkspaceTheMachineCannotAllocateIsOutOfRangeAndTheGraphRecovers) {
+#if defined(__EMSCRIPTEN__)
+  GTEST_SKIP() << "no address-space limits in wasm (errors.test.mjs J12 covers the wasm heap)";
+#else
+  if (kSanitized) GTEST_SKIP() << "sanitizers cannot run under an address-space limit";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (Device device : {Device::Cpu, Device::Reference})
+    EXPECT_EXIT(run_out_of_memory_then_recover(device), ::testing::ExitedWithCode(0), "") << to_string(device);
+#endif
 }
 
 }  // namespace
