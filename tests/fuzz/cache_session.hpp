@@ -4,9 +4,9 @@
 // Device::Reference, get the same calls: get_or_compile and run_padded with random keys (inside,
 // between and past the buckets), random row counts (some above the bucket's upper) and random
 // input lengths. Both must answer alike (the same error code, the same std::nullopt); outputs must
-// agree within the documented tolerance (unless the case is ill-conditioned, as in fuzz_api), be
-// sliced to actual_rows rows and never hold NaN (padded rows are masked); a compiled bucket keeps
-// its graph; the counters add up.
+// agree within the documented tolerance (unless nudging the params and x moves the reference by
+// half of it), be sliced to actual_rows rows and never hold NaN (padded rows are masked); a
+// compiled bucket keeps its graph; the counters add up.
 #pragma once
 
 #include <optional>

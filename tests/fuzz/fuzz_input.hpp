@@ -61,10 +61,11 @@ class FuzzInput {
   size_t pos_ = 0;
 };
 
-// Values nudged by 2^-20 (about 8 ulps), alternately up and down. A case whose reference output
-// moves by more than half the tolerance when its float inputs and params are nudged amplifies
-// rounding beyond what the tolerance allows (docs/numerics.md, "Ill-conditioned graphs"): the
-// fuzzers skip the Cpu vs Reference comparison on it rather than report a disagreement.
+// Values nudged by 2^-20 (about 8 ulps), alternately up and down: a rounding-sized error. A case
+// whose reference output moves by more than half the tolerance under such errors (in its inputs
+// and params, and in fuzz_api after every op too) amplifies rounding beyond what the tolerance
+// allows (docs/numerics.md, "Ill-conditioned graphs"): when Cpu and Reference disagree on it, the
+// fuzzers skip the comparison rather than report a bug.
 inline std::vector<float> nudged(std::vector<float> v) {
   constexpr float kNudge = 0x1p-20f;
   for (size_t i = 0; i < v.size(); ++i) v[i] *= 1.f + (i % 2 == 0 ? kNudge : -kNudge);

@@ -25,16 +25,21 @@ struct RandomCase {
 
 class GraphMaker {
  public:
-  explicit GraphMaker(FuzzInput& in) : in_(in) {}
+  // perturb: every value the steps make (inputs too) is multiplied by a constant of 1 +- 2^-20
+  // (fuzz::nudged) before later steps use it: the same graph with a relative error injected after
+  // every op, as rounding does. The bytes are read exactly as without it, so the two graphs have
+  // the same steps.
+  GraphMaker(FuzzInput& in, bool perturb) : in_(in), perturb_(perturb) {}
 
   RandomCase make() {
     c_.special = in_.below(8) == 0;
     const int n_inputs = 1 + static_cast<int>(in_.below(2));
-    for (int i = 0; i < n_inputs; ++i) pool_.push_back(new_input("x" + std::to_string(i), random_shape(i == 0 ? 3 : 0)));
+    for (int i = 0; i < n_inputs; ++i)
+      pool_.push_back(perturbed(new_input("x" + std::to_string(i), random_shape(i == 0 ? 3 : 0))));
     const int steps = 1 + static_cast<int>(in_.below(8));
     for (int s = 0; s < steps && !in_.empty(); ++s) {
       try {
-        pool_.push_back(step());
+        pool_.push_back(perturbed(step()));
       } catch (const Error&) {
         // the builder refused this combination: skip the step (the graph is unchanged)
       }
@@ -77,6 +82,12 @@ class GraphMaker {
     Value v = g().param(name, shape);
     c_.params[name] = values(shape_numel(shape), false);
     return v;
+  }
+
+  Value perturbed(Value v) {
+    if (!perturb_) return v;
+    const Shape s = g().shape(v);
+    return g().mul(v, g().constant(nudged(std::vector<float>(static_cast<size_t>(shape_numel(s)), 1.f)), s));
   }
 
   Value one() { return g().constant({1.f}, {1}); }
@@ -190,11 +201,12 @@ class GraphMaker {
   }
 
   FuzzInput& in_;
+  bool perturb_ = false;
   RandomCase c_;
   std::vector<Value> pool_;
   int params_ = 0, ids_ = 0, masks_ = 0;
 };
 
-inline RandomCase random_case(FuzzInput& in) { return GraphMaker(in).make(); }
+inline RandomCase random_case(FuzzInput& in, bool perturb = false) { return GraphMaker(in, perturb).make(); }
 
 }  // namespace rungs::fuzz
