@@ -197,7 +197,7 @@ async function trace() {
           if (keep) outs.push(y[0]);
         }
         const t = stop();
-        return { ms: t.wall, outputs: outs, stats: JSON.parse(rungs.cacheStats(cache)) };
+        return { ms: t.wall, outputs: outs, stats: JSON.parse(rungs.cacheStats(cache)).totals };
       }])),
       'onnxruntime-node exact shapes': async (keep) => {
         const stop = stopwatch();
