@@ -194,4 +194,17 @@ TEST(Cli, RungsIsaEnvironmentVariable) {
       << bad.out;
 }
 
+
+TEST(Cli, InspectProfileJson) {
+  Result r = cli("inspect " + kModels + "mlp.json --extent 8 --profile --repetitions 3 --threads 1 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = json_of(r);
+  ASSERT_EQ(j["profile"]["kernels"].size(), j["kernels"].size());
+  double share = 0;
+  for (const auto& k : j["profile"]["kernels"]) share += k["share"].get<double>();
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  EXPECT_GT(j["profile"]["kernels"][0]["gflops"].get<double>(), 0.0) << "the mlp starts with a product";
+  Result bad = cli("inspect " + kModels + "mlp.json --extent 8 --profile --repetitions 0");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+}
 }  // namespace
