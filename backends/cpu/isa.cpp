@@ -2,6 +2,7 @@
 #include "backends/cpu/isa.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <string>
 
 #include <xsimd/xsimd.hpp>
@@ -36,6 +37,34 @@ const std::vector<Isa>& detected() {
 constexpr int kNotForced = -1;
 std::atomic<int> forced{kNotForced};
 
+// The environment's RUNGS_ISA (read once): the best available ISA unless it names another one
+// this machine has. A name that is not available is an error at the first compile, listing the
+// choices; an empty or unset variable means the best.
+struct EnvChoice {
+  Isa isa;
+  std::string error;
+};
+const EnvChoice& env_choice() {
+  static const EnvChoice choice = [] {
+    const char* env = std::getenv("RUNGS_ISA");
+    EnvChoice c{detected().front(), {}};
+    if (env == nullptr || *env == '\0') return c;
+    const std::string want = env;
+    std::string names;
+    for (Isa a : detected()) {
+      const std::string name(isa_name(a));
+      if (want == name || (a == Isa::Avx512 && want == "avx512") || (a == Isa::Sse42 && want == "sse42")) {
+        c.isa = a;
+        return c;
+      }
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    c.error = "RUNGS_ISA=" + want + ": not available on this machine or build (available: " + names + ")";
+    return c;
+  }();
+  return choice;
+}
+
 }  // namespace
 
 std::string_view isa_name(Isa isa) {
@@ -53,7 +82,10 @@ std::vector<Isa> available_isas() { return detected(); }
 
 Isa active_isa() {
   const int f = forced.load(std::memory_order_acquire);
-  return f == kNotForced ? detected().front() : static_cast<Isa>(f);
+  if (f != kNotForced) return static_cast<Isa>(f);
+  const EnvChoice& env = env_choice();
+  if (!env.error.empty()) fail(ErrorCode::InvalidArgument, env.error);
+  return env.isa;
 }
 
 void force_isa(Isa isa) {

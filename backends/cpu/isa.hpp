@@ -17,7 +17,9 @@ enum class Isa { Scalar, Sse42, Avx2, Avx512, Wasm };
 std::string_view isa_name(Isa isa);  // "scalar", "sse4.2", "avx2", "avx512f", "wasm"
 // ISAs this build has kernels for and this machine can run, best first.
 std::vector<Isa> available_isas();
-// The ISA kernels dispatch to: the best available, unless forced (tests force each in turn).
+// The ISA kernels dispatch to: the best available, unless forced (tests force each in turn) or
+// named by the environment variable RUNGS_ISA (avx512f, avx2, sse4.2, scalar: one this machine
+// has; another name makes this throw Error(InvalidArgument) listing the available ones).
 Isa active_isa();
 // Force an ISA (must be available) or, with Isa::Scalar... restore with reset_forced_isa().
 // Kernels created after the call use it; existing compiled graphs keep theirs.

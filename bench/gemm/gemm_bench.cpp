@@ -1,21 +1,27 @@
-// bench/gemm/gemm_bench.cpp: rungs' GEMM vs OpenBLAS vs Eigen, one thread, f32, in one run.
+// bench/gemm/gemm_bench.cpp: rungs' GEMM vs OpenBLAS vs Eigen, one thread, f32, in one run, per ISA.
 //
-//   cmake --preset native-release -DRUNGS_BUILD_BENCH=ON && cmake --build --preset native-release \
-//       --target rungs_gemm_bench && build/native-release/bench/gemm/rungs_gemm_bench [--format json]
+//   cmake --preset native-bench && cmake --build --preset native-bench
+//   build/native-bench/bench/gemm/rungs_gemm_bench [--isa avx2 | --all-isas] [--shapes guard]
+//       [--guard 0.6] [--format json]
 //
-// Shapes M x K x N, M in {1..512}, (K, N) in the transformer sizes below. rungs runs the kernel
-// Device::Cpu would compile for a MatMul whose B is a Param: B packed once (as at compile time),
-// A and C as the executor hands them. OpenBLAS (OPENBLAS_CORETYPE, set unless given to SkylakeX
-// on a CPU with AVX-512, else Haswell with AVX2: these VMs' CPUID makes OpenBLAS pick a slow
-// generic kernel otherwise, and SkylakeX kernels fault without AVX-512) and Eigen 3.4 (-O3
-// -march=native) take plain row-major arrays and pack on every call, as their users do. The
-// machine's FMA peak is measured in the same run (register-only loop at the widest vector).
-// Every shape's three outputs are compared before timing.
+// Shapes M x K x N, M in {1..512}, (K, N) in the transformer sizes below (`--shapes guard`: the
+// three of CI's speed guard). rungs runs the kernel Device::Cpu would compile for a MatMul whose B
+// is a Param: B packed once (as at compile time), A and C as the executor hands them. Every peer
+// runs at the ISA rungs runs at (the best this CPU and OS support, or `--isa`, which forces
+// rungs' kernels): OpenBLAS with that ISA's kernels (OPENBLAS_CORETYPE SkylakeX, Haswell or
+// Nehalem: these VMs' CPUID makes OpenBLAS pick a slow generic kernel otherwise), Eigen 3.4 and
+// the FMA peak loop from a module built with only that ISA's flags (native_peers.hpp). Eigen and
+// OpenBLAS take plain row-major arrays and pack on every call, as their users do. Every shape's
+// three outputs are compared before timing. `--all-isas` runs the whole table once per ISA the
+// machine has, each in a process of its own. `--guard F` exits 1 when rungs' ratio to the faster
+// peer falls below F times its goal on any row (CI's speed guard, docs/performance.md).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +37,7 @@
 #include "backends/cpu/families.hpp"
 #include "backends/cpu/isa.hpp"
 #include "bench/gemm/native_peers.hpp"
+#include "core/check.hpp"
 
 extern "C" {
 void openblas_set_num_threads(int);
@@ -46,16 +53,26 @@ using backend::Kernel;
 using backend::RunContext;
 using backend::TensorArg;
 
-// The OpenBLAS kernels for the widest vectors this CPU and OS support (rungs' own detection).
-const char* default_coretype() {
-  switch (backend::cpu::available_isas().front()) {
-    case backend::cpu::Isa::Avx512: return "SkylakeX";
-    case backend::cpu::Isa::Avx2: return "Haswell";
-    default: return "Nehalem";
-  }
-}
 constexpr int kMs[] = {1, 8, 32, 64, 128, 256, 512};
 constexpr std::pair<int, int> kKNs[] = {{256, 256}, {768, 768}, {768, 3072}, {1024, 1024}};
+// CI's speed guard: a small product, a square one and a wide one (M x K x N).
+constexpr int kGuardShapes[][3] = {{32, 768, 768}, {256, 256, 256}, {256, 768, 3072}};
+// Goals (issue 16): at least the faster peer at every shape, and 80% of the FMA peak at M >= 256.
+constexpr double kGoalRatio = 1.0;
+constexpr double kGoalPeak = 0.8;
+rungs::bench::NativePeers peers;
+
+backend::cpu::Isa parse_isa(const std::string& name) {
+  for (backend::cpu::Isa isa : backend::cpu::available_isas())
+    if (name == backend::cpu::isa_name(isa) || name + "f" == backend::cpu::isa_name(isa) ||
+        (name == "sse42" && isa == backend::cpu::Isa::Sse42))
+      if (isa != backend::cpu::Isa::Scalar) return isa;
+  std::string have;
+  for (backend::cpu::Isa isa : backend::cpu::available_isas())
+    if (isa != backend::cpu::Isa::Scalar) have += (have.empty() ? "" : ", ") + std::string(backend::cpu::isa_name(isa));
+  std::fprintf(stderr, "--isa %s: not available here (this machine has: %s)\n", name.c_str(), have.c_str());
+  std::exit(2);
+}
 constexpr const char* kPeers[] = {"rungs", "openblas", "eigen"};
 constexpr size_t kSlack = backend::kReadPastBytes / sizeof(float);
 
@@ -86,7 +103,7 @@ void run_peer(Shape3& s, int peer) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.f, s.a.data(), s.k, s.b.data(), s.n,
                   0.f, s.c.data(), s.n);
       break;
-    default: rungs::bench::eigen_gemm(s.a.data(), s.b.data(), s.c.data(), s.m, s.k, s.n);
+    default: peers.eigen_gemm(s.a.data(), s.b.data(), s.c.data(), s.m, s.k, s.n);
   }
 }
 
@@ -141,31 +158,81 @@ std::string key(const char* peer, int m, int k, int n) {
 void register_peak(const char* name) {
   benchmark::RegisterBenchmark(name, [](benchmark::State& state) {
     const int64_t iters = 1 << 20;
-    for (auto _ : state) benchmark::DoNotOptimize(rungs::bench::fma_loop(iters));
-    state.counters["flops"] = benchmark::Counter(double(iters) * rungs::bench::fma_flops_per_iter(),
+    for (auto _ : state) benchmark::DoNotOptimize(peers.fma_loop(iters));
+    state.counters["flops"] = benchmark::Counter(double(iters) * peers.fma_flops_per_iter(),
                                                  benchmark::Counter::kIsIterationInvariantRate);
   });
 }
 
 }  // namespace
 
+// Runs this program once per ISA the machine has (--isa added), each in its own process; returns
+// 0 when every run did.
+int run_all_isas(int argc, char** argv) {
+  int worst = 0;
+  for (backend::cpu::Isa isa : backend::cpu::available_isas()) {
+    if (isa == backend::cpu::Isa::Scalar) continue;
+    std::vector<char*> args(argv, argv + argc);
+    std::string flag = "--isa", name(backend::cpu::isa_name(isa));
+    args.push_back(flag.data());
+    args.push_back(name.data());
+    args.push_back(nullptr);
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execv("/proc/self/exe", args.data());
+      std::perror("execv");
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    worst = std::max(worst, code);
+  }
+  return worst;
+}
+
 int main(int argc, char** argv) {
   std::vector<char*> original(argv, argv + argc + 1);  // for the restart below
-  bool json = false;
-  std::string coretype = default_coretype();
+  bool json = false, all_isas = false, guard_shapes = false;
+  double guard = 0;  // 0: report only
+  std::string coretype, isa_arg;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--format=json") == 0) json = true;
-    else if (std::strcmp(argv[i], "--format") == 0 && i + 1 < argc) json = std::strcmp(argv[++i], "json") == 0;
-    else if (std::strcmp(argv[i], "--openblas-coretype") == 0 && i + 1 < argc) coretype = argv[++i];
+    else if (std::strcmp(argv[i], "--format") == 0 && has_value) json = std::strcmp(argv[++i], "json") == 0;
+    else if (std::strcmp(argv[i], "--openblas-coretype") == 0 && has_value) coretype = argv[++i];
+    else if (std::strcmp(argv[i], "--isa") == 0 && has_value) isa_arg = argv[++i];
+    else if (std::strcmp(argv[i], "--all-isas") == 0) all_isas = true;
+    else if (std::strcmp(argv[i], "--shapes") == 0 && has_value) guard_shapes = std::strcmp(argv[++i], "guard") == 0;
+    else if (std::strcmp(argv[i], "--guard") == 0 && has_value) guard = std::atof(argv[++i]);
     else if (std::strcmp(argv[i], "--help") == 0) {
       std::printf(
-          "rungs_gemm_bench [--format text|json] [--openblas-coretype NAME (default here: %s)]\n"
-          "                 [Google Benchmark flags, e.g. --benchmark_min_time=0.5]\n",
-          default_coretype());
+          "rungs_gemm_bench [--isa avx512f|avx2|sse4.2 | --all-isas] [--shapes full|guard] [--guard FRACTION]\n"
+          "                 [--format text|json] [--openblas-coretype NAME]\n"
+          "                 [Google Benchmark flags, e.g. --benchmark_min_time=0.5]\n"
+          "  --isa        force rungs' kernels to this ISA; OpenBLAS, Eigen and the peak run at it too\n"
+          "  --all-isas   the table once per ISA this machine has, each in its own process\n"
+          "  --guard F    exit 1 if rungs / faster peer < F x %.1f on any row (CI: 0.6)\n",
+          kGoalRatio);
       return 0;
-    } else argv[kept++] = argv[i];
+    }
   }
+  if (all_isas) {
+    std::vector<char*> args;
+    for (int i = 0; i < argc; ++i)
+      if (std::strcmp(argv[i], "--all-isas") != 0) args.push_back(argv[i]);
+    return run_all_isas(static_cast<int>(args.size()), args.data());
+  }
+  const backend::cpu::Isa isa = isa_arg.empty() ? backend::cpu::active_isa() : parse_isa(isa_arg);
+  try {
+    backend::cpu::force_isa(isa);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  if (coretype.empty()) coretype = rungs::bench::openblas_coretype(isa);
   // OpenBLAS picks its kernels when it loads, from OPENBLAS_CORETYPE: set it (whatever the
   // environment says) and restart, so the table always names the kernels it measured.
   const char* env = std::getenv("OPENBLAS_CORETYPE");
@@ -175,35 +242,55 @@ int main(int argc, char** argv) {
     std::perror("execv");
     return 1;
   }
+  for (int i = 1; i < argc; ++i) {  // Google Benchmark gets what is not ours
+    const char* a = argv[i];
+    const bool ours_with_value = std::strcmp(a, "--format") == 0 || std::strcmp(a, "--openblas-coretype") == 0 ||
+                                 std::strcmp(a, "--isa") == 0 || std::strcmp(a, "--shapes") == 0 ||
+                                 std::strcmp(a, "--guard") == 0;
+    if (ours_with_value) {
+      ++i;
+      continue;
+    }
+    if (std::strcmp(a, "--format=json") == 0) continue;
+    argv[kept++] = argv[i];
+  }
   argc = kept;
+  peers = rungs::bench::load_native_peers(isa);
   openblas_set_num_threads(1);
   benchmark::Initialize(&argc, argv);
 
   std::deque<std::unique_ptr<Shape3>> shapes;
   register_peak("peak/fma/begin");
-  for (auto [k, n] : kKNs) {
-    for (int m : kMs) {
-      shapes.push_back(make_shape(m, k, n));
-      Shape3* s = shapes.back().get();
-      for (int p = 0; p < 3; ++p) {  // the three side by side, shape by shape
-        benchmark::RegisterBenchmark(key(kPeers[p], m, k, n).c_str(), [s, p](benchmark::State& state) {
-          for (auto _ : state) {
-            run_peer(*s, p);
-            benchmark::ClobberMemory();
-          }
-          state.counters["flops"] = benchmark::Counter(2.0 * s->m * s->k * s->n, benchmark::Counter::kIsIterationInvariantRate);
-        });
-      }
+  std::vector<std::array<int, 3>> mkns;
+  if (guard_shapes) {
+    for (const auto& g : kGuardShapes) mkns.push_back({g[0], g[1], g[2]});
+  } else {
+    for (auto [k, n] : kKNs)
+      for (int m : kMs) mkns.push_back({m, k, n});
+  }
+  for (const auto& [m, k, n] : mkns) {
+    shapes.push_back(make_shape(m, k, n));
+    Shape3* s = shapes.back().get();
+    for (int p = 0; p < 3; ++p) {  // the three side by side, shape by shape
+      benchmark::RegisterBenchmark(key(kPeers[p], m, k, n).c_str(), [s, p](benchmark::State& state) {
+        for (auto _ : state) {
+          run_peer(*s, p);
+          benchmark::ClobberMemory();
+        }
+        state.counters["flops"] = benchmark::Counter(2.0 * s->m * s->k * s->n, benchmark::Counter::kIsIterationInvariantRate);
+      });
     }
   }
   register_peak("peak/fma/end");
   Collector collector;
+  std::ostream null_stream(nullptr);  // a stream without a buffer discards what it is given
   if (json) collector.SetOutputStream(&std::cerr);  // stdout carries only the JSON
+  if (guard > 0) collector.SetOutputStream(&null_stream);  // the guard prints its table only
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::Shutdown();
 
   const double peak = std::max(collector.gflops["peak/fma/begin"], collector.gflops["peak/fma/end"]);
-  const std::string isa(backend::cpu::isa_name(backend::cpu::active_isa()));
+  const std::string isa_label(backend::cpu::isa_name(backend::cpu::active_isa()));
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   std::string table;
   char line[512];
@@ -213,30 +300,32 @@ int main(int argc, char** argv) {
   };
   if (json) {
     add("{\"isa\":\"%s\",\"openblas_coretype\":\"%s\",\"openblas_core\":\"%s\",\"fma_peak_gflops\":%.2f,\"rows\":[",
-        isa.c_str(), core, openblas_get_corename(), peak);
+        isa_label.c_str(), core, openblas_get_corename(), peak);
   } else {
     add("\nGEMM, one thread, f32, C = A[M,K] @ B[K,N]; GFLOP/s (higher is better)\n");
-    add("rungs: %s, B packed once | OpenBLAS %s, OPENBLAS_CORETYPE=%s (core %s) | Eigen 3.4 -O3 -march=native\n",
-        isa.c_str(), openblas_get_config(), core, openblas_get_corename());
+    add("rungs: %s, B packed once | OpenBLAS %s, OPENBLAS_CORETYPE=%s (core %s) | Eigen 3.4 -O3, built for %s\n",
+        isa_label.c_str(), openblas_get_config(), core, openblas_get_corename(), peers.arch_name());
     add("FMA peak, measured in this run: %.1f GFLOP/s (%s, register-only loop)\n\n", peak,
-        rungs::bench::fma_arch_name().c_str());
+        peers.arch_name());
     add("%5s %5s %5s | %8s %8s %8s | %7s %7s %7s | %6s | %-24s | %s\n", "M", "K", "N", "rungs", "OpenBLAS", "Eigen",
         "/OpenBL", "/Eigen", "/best", "%peak", "goal", "max rel diff");
   }
-  int met = 0, total = 0;
+  int met = 0, total = 0, guard_failures = 0;
   bool first = true;
   for (auto& s : shapes) {
     const double r = collector.gflops[key("rungs", s->m, s->k, s->n)];
     const double o = collector.gflops[key("openblas", s->m, s->k, s->n)];
     const double e = collector.gflops[key("eigen", s->m, s->k, s->n)];
     const double best = std::max(o, e), ratio = best > 0 ? r / best : 0, frac = peak > 0 ? r / peak : 0;
-    const double need = s->m <= 32 ? 1.0 : 0.9;
-    const bool ok_ratio = ratio >= need, ok_peak = s->m < 256 || frac >= 0.75;
+    const bool ok_ratio = ratio >= kGoalRatio, ok_peak = s->m < 256 || frac >= kGoalPeak;
     const bool ok = ok_ratio && ok_peak;
+    const bool guarded = guard <= 0 || ratio >= guard * kGoalRatio;
+    guard_failures += !guarded;
     met += ok;
     ++total;
     char goal[64];
-    std::snprintf(goal, sizeof goal, ">=%.1fx best%s: %s", need, s->m >= 256 ? ", >=75%pk" : "", ok ? "met" : "MISSED");
+    std::snprintf(goal, sizeof goal, ">=%.1fx best%s: %s%s", kGoalRatio, s->m >= 256 ? ", >=80%pk" : "",
+                  ok ? "met" : "MISSED", guarded ? "" : " GUARD");
     const double diff = std::max(s->max_rel_diff[1], s->max_rel_diff[2]);
     if (json) {
       add("%s{\"m\":%d,\"k\":%d,\"n\":%d,\"rungs\":%.2f,\"openblas\":%.2f,\"eigen\":%.2f,\"ratio_best\":%.3f,"
@@ -248,8 +337,15 @@ int main(int argc, char** argv) {
     }
     first = false;
   }
-  if (json) add("],\"goals_met\":%d,\"rows_total\":%d}\n", met, total);
-  else add("\ngoals met on %d of %d rows\n", met, total);
+  if (json) {
+    add("],\"goals_met\":%d,\"rows_total\":%d,\"guard\":%.2f,\"guard_failures\":%d}\n", met, total, guard,
+        guard_failures);
+  } else {
+    add("\n%s: goals met on %d of %d rows", isa_label.c_str(), met, total);
+    if (guard > 0) add("; speed guard (>= %.2fx the faster peer): %s", guard * kGoalRatio,
+                       guard_failures ? "FAILED" : "passed");
+    add("\n");
+  }
   std::fputs(table.c_str(), stdout);
-  return 0;
+  return guard_failures ? 1 : 0;
 }

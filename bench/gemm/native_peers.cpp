@@ -1,11 +1,16 @@
-// The benchmark's peers, compiled with -O3 -march=native (this TU only): Eigen's GEMM and the
-// register-only FMA loop that measures the machine's peak.
-#include "bench/gemm/native_peers.hpp"
+// The GEMM benchmark's peers for one ISA (see native_peers.hpp): Eigen's GEMM and the register-only
+// FMA loop that measures the peak, compiled with the flags of RUNGS_PEERS_ISA only.
+#include <cstdint>
 
 #include <Eigen/Core>
 #include <xsimd/xsimd.hpp>
 
-namespace rungs::bench {
+namespace {
+using Batch = xsimd::batch<float>;  // the widest architecture this TU's flags allow
+// Independent accumulators: more than FMA latency x FMA pipes (10 on Zen 2 and Skylake), and
+// with the two constants no more than the vector registers (16 below AVX-512: 16 chains there
+// spilled to the stack and measured 58 of about 100 GFLOP/s on an AVX2 EPYC).
+constexpr int kChains = Batch::size >= 16 ? 16 : 12;
 
 void eigen_gemm(const float* a, const float* b, float* c, int m, int k, int n) {
   using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -13,14 +18,6 @@ void eigen_gemm(const float* a, const float* b, float* c, int m, int k, int n) {
   Eigen::Map<Mat> C(c, m, n);
   C.noalias() = A * B;
 }
-
-namespace {
-using Batch = xsimd::batch<float>;  // the default (widest) architecture of -march=native
-// Independent accumulators: more than FMA latency x FMA pipes (10 on Zen 2 and Skylake), and
-// with the two constants no more than the vector registers (16 below AVX-512: 16 chains there
-// spilled to the stack and measured 58 of about 100 GFLOP/s on an AVX2 EPYC).
-constexpr int kChains = Batch::size >= 16 ? 16 : 12;
-}  // namespace
 
 float fma_loop(int64_t iters) {
   Batch acc[kChains];
@@ -37,6 +34,13 @@ float fma_loop(int64_t iters) {
 
 int64_t fma_flops_per_iter() { return int64_t{kChains} * static_cast<int64_t>(Batch::size) * 2; }
 
-std::string fma_arch_name() { return Batch::arch_type::name(); }
+const char* arch_name() { return Batch::arch_type::name(); }
 
-}  // namespace rungs::bench
+}  // namespace
+
+extern "C" [[gnu::visibility("default")]] void rungs_gemm_peers(void** table) {
+  table[0] = reinterpret_cast<void*>(&eigen_gemm);
+  table[1] = reinterpret_cast<void*>(&fma_loop);
+  table[2] = reinterpret_cast<void*>(&fma_flops_per_iter);
+  table[3] = reinterpret_cast<void*>(&arch_name);
+}

@@ -93,6 +93,52 @@ std::vector<std::vector<float>> CompiledGraph::run(std::span<const NamedInput> i
   return ex.run(data, ex.compiled_dims());
 }
 
+namespace {
+
+// The work of one node at its compiled shape: flops of the products (MatMul, FusedMatMul,
+// Attention), bytes of every input and the output.
+void work_of(const ir::GraphImpl& g, const ir::Node& n, double& flops, double& bytes) {
+  auto numel = [](const Shape& s) { return static_cast<double>(shape_numel(s)); };
+  bytes = 4 * numel(n.shape);
+  for (uint32_t in : n.in) bytes += 4 * numel(g.nodes[in].shape);
+  flops = 0;
+  if ((n.op == ir::Op::MatMul || n.op == ir::Op::FusedMatMul) && !n.in.empty()) {
+    const Shape& a = g.nodes[n.in[0]].shape;
+    flops = 2 * numel(n.shape) * static_cast<double>(a.empty() ? 1 : a.back());
+  } else if (n.op == ir::Op::Attention && n.in.size() >= 3) {
+    const Shape& q = g.nodes[n.in[0]].shape;  // [B, Sq, H * dh]
+    const Shape& k = g.nodes[n.in[1]].shape;  // [B, Sk, H * dh]
+    const Shape& v = g.nodes[n.in[2]].shape;  // [B, Sk, H * dv]
+    if (q.size() == 3 && k.size() == 3 && v.size() == 3)
+      flops = 2.0 * static_cast<double>(q[0]) * static_cast<double>(q[1]) * static_cast<double>(k[1]) *
+              static_cast<double>(q[2] + v[2]);
+  }
+}
+
+}  // namespace
+
+std::vector<KernelProfile> CompiledGraph::profile(std::span<const NamedInput> inputs, int repetitions) const {
+  if (repetitions < 1 || repetitions > 100000)
+    fail(ErrorCode::OutOfRange, "profile: repetitions must be in [1, 100000], got " + std::to_string(repetitions));
+  const compile::Executor& ex = *impl_->exec;
+  std::shared_lock<std::shared_mutex> lock(impl_->params_mu);
+  auto data = match_inputs(ex, inputs, ex.compiled_dims(), "profile");
+  const ir::GraphImpl& g = ex.graph();
+  std::vector<double> ns(g.nodes.size(), 0.0);
+  ex.run(data, ex.compiled_dims());  // warm-up: caches, thread wake-up, first-touch pages
+  for (int r = 0; r < repetitions; ++r) ex.run(data, ex.compiled_dims(), &ns);
+  std::vector<KernelProfile> out;
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    const backend::Kernel* kernel = ex.kernel(i);
+    if (!kernel) continue;
+    KernelProfile p{std::string(ir::op_name(g.nodes[i].op)), kernel->describe(), g.nodes[i].shape,
+                    ns[i] / repetitions / 1e6, 0, 0};
+    work_of(g, g.nodes[i], p.flops, p.bytes);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 const std::vector<std::string>& CompiledGraph::input_names() const { return impl_->exec->input_names(); }
 const std::vector<std::string>& CompiledGraph::output_names() const { return impl_->exec->output_names(); }
 

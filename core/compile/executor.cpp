@@ -1,6 +1,7 @@
 #include "core/compile/executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <new>
 
@@ -157,7 +158,7 @@ void Executor::release(std::unique_ptr<Workspace> ws) const {
 }
 
 std::vector<std::vector<float>> Executor::run(std::span<const std::span<const float>> input_data,
-                                              const RunDims& dims) const {
+                                              const RunDims& dims, std::vector<double>* node_ns) const {
   internal_check(input_data.size() == input_nodes_.size(), "executor: input count");
   struct Guard {
     const Executor* ex;
@@ -197,7 +198,13 @@ std::vector<std::vector<float>> Executor::run(std::span<const std::span<const fl
       const float* data = kernel->owns_weight(k) ? nullptr : ptr(src);
       args.push_back({data, dims[src]});
     }
-    kernel->run(ctx, args, ptr(i), dims[i]);
+    if (node_ns) {
+      const auto t0 = std::chrono::steady_clock::now();
+      kernel->run(ctx, args, ptr(i), dims[i]);
+      (*node_ns)[i] += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    } else {
+      kernel->run(ctx, args, ptr(i), dims[i]);
+    }
     computed += static_cast<uint64_t>(dims[i].numel());
   }
   elements_computed_.fetch_add(computed, std::memory_order_relaxed);

@@ -64,10 +64,14 @@ class Executor {
 
   // Runs with the given dims (the compiled ones unless active extent). Inputs are already matched
   // to nodes and size-checked by the caller: input_data[k] belongs to input_names()[k].
-  std::vector<std::vector<float>> run(std::span<const std::span<const float>> input_data, const RunDims& dims) const;
+  // With `node_ns`, the wall time of each node's kernel is added to node_ns[node] (profiling).
+  std::vector<std::vector<float>> run(std::span<const std::span<const float>> input_data, const RunDims& dims,
+                                      std::vector<double>* node_ns = nullptr) const;
   const RunDims& compiled_dims() const { return compiled_dims_; }
 
   std::vector<KernelReport> kernel_reports() const;
+  // The kernel that runs a node, or nullptr (leaves, aliases).
+  const backend::Kernel* kernel(uint32_t node) const { return kernels_[node].get(); }
   size_t arena_bytes() const;
   size_t intermediate_bytes() const;
   size_t param_bytes() const;  // params as stored: kernel-owned (packed) weights + f32 copies

@@ -21,11 +21,12 @@ struct Result {
 // stderr goes through a file named for this process and call: ctest runs these tests as separate
 // processes in parallel, and with one shared name another test's `2>` emptied the file before
 // this one read it.
-Result cli(const std::string& args) {
+// `env`: variable assignments (shell syntax) to run it with.
+Result cli(const std::string& args, const std::string& env = "") {
   static int calls = 0;
   const std::string err_file = ::testing::TempDir() + "rungs_cli_stderr_" + std::to_string(getpid()) + "_" +
                                std::to_string(calls++) + ".txt";
-  std::string cmd = std::string(RUNGS_CLI) + " " + args + " 2>" + err_file;
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(RUNGS_CLI) + " " + args + " 2>" + err_file;
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -177,4 +178,33 @@ TEST(Cli, ErrorPaths) {
   EXPECT_EQ(m.out.find("terminate"), std::string::npos) << m.out;
 }
 
+// RUNGS_ISA picks the dispatched ISA among the available ones; another name is a clear error.
+TEST(Cli, RungsIsaEnvironmentVariable) {
+  Result r = cli("info --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto supported = json_of(r)["supported_isas"].get<std::vector<std::string>>();
+  for (const std::string& isa : supported) {
+    Result forced = cli("info --format json", "RUNGS_ISA=" + isa);
+    ASSERT_EQ(forced.code, 0) << forced.out;
+    EXPECT_EQ(json_of(forced)["dispatched_isa"], isa);
+  }
+  Result bad = cli("run " + kModels + "mlp.json --rows 2", "RUNGS_ISA=avx9000");
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("RUNGS_ISA=avx9000: not available on this machine or build (available: "), std::string::npos)
+      << bad.out;
+}
+
+
+TEST(Cli, InspectProfileJson) {
+  Result r = cli("inspect " + kModels + "mlp.json --extent 8 --profile --repetitions 3 --threads 1 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = json_of(r);
+  ASSERT_EQ(j["profile"]["kernels"].size(), j["kernels"].size());
+  double share = 0;
+  for (const auto& k : j["profile"]["kernels"]) share += k["share"].get<double>();
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  EXPECT_GT(j["profile"]["kernels"][0]["gflops"].get<double>(), 0.0) << "the mlp starts with a product";
+  Result bad = cli("inspect " + kModels + "mlp.json --extent 8 --profile --repetitions 0");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+}
 }  // namespace

@@ -13,12 +13,6 @@
 
 #include "backends/cpu/gemm/gemm.hpp"
 
-#if defined(__wasm__)
-#define RUNGS_GEMM_EPILOGUE [[gnu::noinline]]
-#else
-#define RUNGS_GEMM_EPILOGUE XSIMD_INLINE
-#endif
-
 namespace rungs::backend::cpu::gemm {
 
 template <class Arch>
@@ -91,7 +85,7 @@ struct Gemm {
   template <Activation A>
   XSIMD_INLINE static B activate(B x) {
     if constexpr (A == Activation::Relu) {
-      return xsimd::max(x, B(0.f));
+      return xsimd::select(x < B(0.f), B(0.f), x);  // NaN fails the test and passes through
     } else if constexpr (A == Activation::Gelu) {
       return B(0.5f) * x * (B(1.f) + xsimd::erf(x * B(0.70710678118654752f)));
     } else if constexpr (A == Activation::GeluTanh) {
@@ -106,10 +100,6 @@ struct Gemm {
     } else {
       return x;
     }
-  }
-  template <Activation A, int M, int V>
-  XSIMD_INLINE static void activate_all(B (&acc)[M][V]) {
-    unroll<M>([&](auto i) { unroll<V>([&](auto v) { acc[i][v] = activate<A>(acc[i][v]); }); });
   }
 
   // ---------------------------------------------------------------- the micro-kernel
@@ -134,10 +124,9 @@ struct Gemm {
   static void tile(const Tile& t) {
     constexpr int V = kNv * NP;
     constexpr int S = format_k_step(F);
-    // The running sums live in `sum`, which nothing but this loop touches, so the compiler keeps
-    // them in registers; the epilogue works on a copy. (With one array for both, clang for wasm
-    // kept the sums in memory: the inlined activations take their operands by reference, and it
-    // stored every accumulator on every k.)
+    // The running sums live in `sum`, which nothing but this loop and the final store touches, so
+    // the compiler keeps them in registers. (With an array the activations took by reference,
+    // clang for wasm kept the sums in memory and stored every accumulator on every k.)
     B sum[M][V];
     if (t.first) {
       unroll<M>([&](auto i) { unroll<V>([&](auto v) { sum[i][v] = B(0.f); }); });
@@ -175,47 +164,46 @@ struct Gemm {
       if (t.kc % S) step(std::integral_constant<int, 1>{});  // odd K: the pad row is skipped
     }
 
-    if (t.last && (t.bias || t.act != Activation::None || t.res)) {
-      B acc[M][V];  // a copy: `sum` must not escape (see above)
-      unroll<M>([&](auto i) { unroll<V>([&](auto v) { acc[i][v] = sum[i][v]; }); });
-      epilogue<M, V>(acc, t);
-      return;
-    }
     unroll<M>([&](auto i) {
       unroll<V>([&](auto v) { sum[i][v].store_unaligned(t.c + i * t.ldc + v * kW); });
     });
+    if (t.last && (t.bias || t.act != Activation::None || t.res)) finish<V>(t, M);
   }
 
-  // Bias, activation and residual on a finished tile, then the store. Inlined natively (out of
-  // line, the fused mlp ran 1.6x slower on avx2: g++ no longer kept the activations inline
-  // either). Out of line in wasm, where the tile function is then little more than its k loop:
-  // inlined, the activations made it ten times larger and V8 compiled the loop worse (4 x 8 at
-  // 512^3 in Node 20: 17-23 against 33-34 GFLOP/s).
-  template <int M, int V>
-  RUNGS_GEMM_EPILOGUE static void epilogue(B (&acc)[M][V], const Tile& t) {
-    if (t.bias) {
-      unroll<V>([&](auto v) {
-        const B bias = B::load_unaligned(t.bias + v * kW);
-        unroll<M>([&](auto i) { acc[i][v] += bias; });
-      });
-    }
+  // Bias, activation and residual over a finished tile, read back from C (still in L1), then
+  // stored again. Out of line and apart from the k loop, on every ISA: the tile function is then
+  // only its k loop, whose accumulators own the vector registers. (Inlined into the tile, the
+  // epilogue's constants and temporaries competed with the 24 accumulators of the avx512 tile:
+  // 256^3 fell from about 140 to 45 GFLOP/s; in wasm, V8 compiled the loop worse: 17-23 against
+  // 33-34 GFLOP/s at 512^3.) A loop over rows keeps this small enough that the activations
+  // inline into it, which the tile-shaped unrolled copy was not (the fused mlp ran 1.6x slower
+  // with that copy out of line on avx2). The extra store and load per vector are noise next to
+  // the kc fused multiply-adds behind each.
+  template <int V>
+  [[gnu::noinline]] static void finish(const Tile& t, int m) {
     switch (t.act) {
-      case Activation::None: break;
-      case Activation::Relu: activate_all<Activation::Relu>(acc); break;
-      case Activation::Gelu: activate_all<Activation::Gelu>(acc); break;
-      case Activation::GeluTanh: activate_all<Activation::GeluTanh>(acc); break;
-      case Activation::Silu: activate_all<Activation::Silu>(acc); break;
-      case Activation::Tanh: activate_all<Activation::Tanh>(acc); break;
-      case Activation::Sigmoid: activate_all<Activation::Sigmoid>(acc); break;
+      case Activation::None: finish_rows<Activation::None, V>(t, m); break;
+      case Activation::Relu: finish_rows<Activation::Relu, V>(t, m); break;
+      case Activation::Gelu: finish_rows<Activation::Gelu, V>(t, m); break;
+      case Activation::GeluTanh: finish_rows<Activation::GeluTanh, V>(t, m); break;
+      case Activation::Silu: finish_rows<Activation::Silu, V>(t, m); break;
+      case Activation::Tanh: finish_rows<Activation::Tanh, V>(t, m); break;
+      case Activation::Sigmoid: finish_rows<Activation::Sigmoid, V>(t, m); break;
     }
-    if (t.res) {
-      unroll<M>([&](auto i) {
-        unroll<V>([&](auto v) { acc[i][v] += B::load_unaligned(t.res + i * t.ldr + v * kW); });
+  }
+  template <Activation A, int V>
+  XSIMD_INLINE static void finish_rows(const Tile& t, int m) {
+    for (int i = 0; i < m; ++i) {
+      float* c = t.c + i * t.ldc;
+      const float* res = t.res ? t.res + i * t.ldr : nullptr;
+      unroll<V>([&](auto v) {
+        B x = B::load_unaligned(c + v * kW);
+        if (t.bias) x += B::load_unaligned(t.bias + v * kW);
+        x = activate<A>(x);
+        if (res) x += B::load_unaligned(res + v * kW);
+        x.store_unaligned(c + v * kW);
       });
     }
-    unroll<M>([&](auto i) {
-      unroll<V>([&](auto v) { acc[i][v].store_unaligned(t.c + i * t.ldc + v * kW); });
-    });
   }
 
   using TileFn = void (*)(const Tile&);

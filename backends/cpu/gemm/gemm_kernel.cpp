@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cache_sizes.hpp"
 #include "backends/cpu/families.hpp"
 #include "backends/cpu/gemm/gemm.hpp"
 #include "backends/cpu/gemm/pack.hpp"
@@ -45,14 +46,16 @@ const IsaGemm* isa_gemm(Isa isa) {
 
 namespace {
 
-// Cache budgets. One panel's K block (kc x nr) is reused by every row tile; 64 KB (kc = 256 at
-// avx512 f32) measured better than an L1-sized 32 KB here: the panel streams well from L2 and C
-// is reloaded half as often. The rows' A block (mc x kc) stays in L2 while the panels pass.
-constexpr int64_t kL1Budget = 64 * 1024;
-constexpr int64_t kL2Budget = 384 * 1024;
-// The C block of a group of panels (rows x group x nr) stays in L2 while the K blocks pass over
-// it, instead of C making a round trip to L3 for every K block when N is large.
-constexpr int64_t kCBudget = 256 * 1024;
+// Cache budgets, from the core's cache sizes (cache_sizes.hpp). One panel's K block (kc x nr) is
+// reused by every row tile: up to two L1s (and an eighth of L2), which streams well from L2 and
+// reloads C half as often as an L1-sized block (measured on a 32 KB L1 / 512 KB L2 EPYC, where
+// these fractions give the 64 KB, 384 KB and 256 KB tuned there). The rows' A block (mc x kc)
+// stays in three quarters of L2 while the panels pass; the C block of a group of panels
+// (rows x group x nr) in half of it while the K blocks pass over it, instead of C making a round
+// trip to L3 for every K block when N is large.
+int64_t panel_budget() { return std::min(2 * cache_sizes().l1d, cache_sizes().l2 / 8); }
+int64_t a_budget() { return cache_sizes().l2 * 3 / 4; }
+int64_t c_budget() { return cache_sizes().l2 / 2; }
 // Below this many flops per extra thread a product runs on fewer threads.
 constexpr int64_t kFlopsPerThread = 2'000'000;
 
@@ -60,11 +63,11 @@ constexpr int64_t kFlopsPerThread = 2'000'000;
 
 Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f) {
   const int64_t step = format_k_step(f);
-  int64_t kc = std::max<int64_t>(kL1Budget / (g.nr * format_bytes(f)), 16);
+  int64_t kc = std::max<int64_t>(panel_budget() / (g.nr * format_bytes(f)), 16);
   const int64_t kblocks = std::max<int64_t>(1, (k + kc - 1) / kc);
   kc = (k + kblocks - 1) / kblocks;  // even blocks
   kc = std::max<int64_t>(step, (kc + step - 1) / step * step);
-  const int64_t mc = std::max<int64_t>(g.mr, kL2Budget / (kc * 4) / g.mr * g.mr);
+  const int64_t mc = std::max<int64_t>(g.mr, a_budget() / (kc * 4) / g.mr * g.mr);
   return {kc, mc};
 }
 
@@ -277,7 +280,7 @@ void GemmKernel::run(const RunContext& ctx, std::span<const TensorArg> in, float
   base.k = k_;
   base.kc = blocking_.kc;
   base.n = n_;
-  base.group_panels = std::max<int64_t>(1, kCBudget / (mc * g_->nr * 4));
+  base.group_panels = std::max<int64_t>(1, c_budget() / (mc * g_->nr * 4));
   base.ldc = n_;
   base.bias = bias_in_ >= 0 ? in[bias_in_].data : nullptr;
   base.ldr = n_;

@@ -62,6 +62,18 @@ struct KernelReport {
   Shape shape;         // output shape
 };
 
+// One kernel's share of a run, from CompiledGraph::profile: the mean wall time per run, and the
+// work it does (flops for products and attention, 0 elsewhere; bytes read and written counting
+// each input and the output once), so that a rate can be judged against the machine's peak.
+struct KernelProfile {
+  std::string op;      // as KernelReport
+  std::string kernel;
+  Shape shape;         // output shape
+  double ms = 0;       // mean per run
+  double flops = 0;    // per run
+  double bytes = 0;    // per run
+};
+
 struct CompileReport {
   Device device = Device::Cpu;
   std::string isa;            // "avx512f", "avx2", "sse4.2", "wasm", "scalar"
@@ -91,6 +103,9 @@ class CompiledGraph {
   // One vector per output, in declared order. Throws UnknownName, MissingInput, ShapeMismatch,
   // ParamNotSet. Safe to call from several threads at once.
   std::vector<std::vector<float>> run(std::span<const NamedInput> inputs) const;
+  // Runs `repetitions` times (after one warm-up run) with every kernel timed; one entry per kernel
+  // in execution order. The same checks as run(); repetitions must be in [1, 100000].
+  std::vector<KernelProfile> profile(std::span<const NamedInput> inputs, int repetitions = 20) const;
 
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;

@@ -1,0 +1,275 @@
+#!/usr/bin/env node
+// bench/native/run.mjs: rungs natively (bench/native/addon.cpp, the library as a Node add-on)
+// against onnxruntime-node (CPU execution provider, MLAS), in ONE Node process, on the same
+// models, weights, inputs and thread count.
+//
+//   bash scripts/bench-native [options]      (builds the add-on, installs the peer, runs this)
+//   node bench/native/run.mjs [options]      (the add-on must be built already: RUNGS_NODE_ADDON)
+//
+// 1. extents: the bundled encoder and mlp compiled at 16, 64 and 256 rows (ORT: a session at the
+//    same static shape), at each thread count: median per-call time of interleaved repetitions.
+// 2. trace: the bundled 2,000-request trace through the encoder: rungs' BucketedCompileCache
+//    (power-of-two 8..256, with and without active extent; fresh cache, compiles included) against
+//    ORT at each request's exact length (one session with a symbolic dim, creation included).
+// The models are built for ORT as standard ONNX graphs from the same JSON and safetensors
+// (bench/wasm/lib: model.mjs lists the block semantics, ort-graphs.mjs the ONNX ops). Every output
+// is checked (|a - b| <= 1e-4 max(1, |b|)) before anything is timed; a mismatch exits 1.
+// `--guard F` (CI's speed guard): only the encoder at two extents, 1 thread; exits 1 if rungs'
+// speed over ORT falls below F x the goal (1.0x) at either.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import * as ort from 'onnxruntime-node';
+
+import { readModel, inputShapes } from '../wasm/lib/model.mjs';
+import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
+import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
+import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '../..');
+const TOL = 1e-4;
+const GOAL_EXTENT = 1.0;  // rungs / ORT at each fixed extent (issue 16)
+const GOAL_TRACE = 1.3;   // best rungs scheme over the trace, compiles included
+
+// ------------------------------------------------------------------ options
+const optionList = [
+  ['--only', 'extents | trace: run one part (default both)', (o, v) => (o.only = v)],
+  ['--threads', 'comma-separated thread counts (default 1,2)', (o, v) => (o.threads = v.split(',').map(Number))],
+  ['--extents', 'comma-separated extents (default 16,64,256)', (o, v) => (o.extents = v.split(',').map(Number))],
+  ['--reps', 'timed repetitions per extent case (default 11)', (o, v) => (o.reps = +v)],
+  ['--trace-reps', 'whole-trace passes per scheme, each with a fresh cache (default 3)', (o, v) => (o.traceReps = +v)],
+  ['--trace', 'request-length trace, one per line', (o, v) => (o.trace = v)],
+  ['--guard', 'CI speed guard: encoder at 16 and 256, 1 thread; fail below F x 1.0', (o, v) => (o.guard = +v)],
+  ['--format', 'table | json (json: one object on stdout, progress on stderr)', (o, v) => (o.format = v)],
+];
+function parseArgs(argv) {
+  const o = { only: null, threads: [1, 2], extents: [16, 64, 256], reps: 11, traceReps: 3, guard: 0,
+    trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' };
+  for (let i = 0; i < argv.length; ++i) {
+    if (argv[i] === '--help' || argv[i] === '-h') {
+      console.log('usage: node bench/native/run.mjs [options]\n\noptions:');
+      for (const [flag, help] of optionList) console.log(`  ${flag.padEnd(13)} VALUE  ${help}`);
+      process.exit(0);
+    }
+    const opt = optionList.find(([flag]) => flag === argv[i]);
+    if (!opt || i + 1 >= argv.length) {
+      console.error(`run.mjs: unknown option or missing value: ${argv[i]} (try --help)`);
+      process.exit(2);
+    }
+    opt[2](o, argv[++i]);
+  }
+  if (o.only && !['extents', 'trace'].includes(o.only)) throw new Error(`--only: expected extents or trace, got ${o.only}`);
+  if (o.guard) Object.assign(o, { only: 'extents', threads: [1], extents: [16, 256], models: ['encoder'] });
+  return o;
+}
+const opt = parseArgs(process.argv.slice(2));
+const out = opt.format === 'json' ? (s) => console.error(s) : (s) => console.log(s);
+const progress = (s) => process.stderr.write(`  .. ${s}\n`);
+
+// ------------------------------------------------------------------ the contenders
+const addonPath = process.env.RUNGS_NODE_ADDON ?? join(repo, 'build/native-release/bench/native/rungs_node.node');
+const rungs = createRequire(import.meta.url)(addonPath);
+ort.env.logLevel = 'error';
+const ortOptions = (threads) => ({ executionProviders: ['cpu'], graphOptimizationLevel: 'all',
+  intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' });
+
+class Mismatch extends Error {}
+function check(what, a, b) {
+  if (a.length !== b.length) throw new Mismatch(`${what}: ${a.length} values vs ${b.length}`);
+  let worst = 0, at = 0;
+  for (let i = 0; i < a.length; ++i) {
+    const d = Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(b[i]));
+    if (!(d <= worst)) { worst = d; at = i; }
+  }
+  if (!(worst <= TOL)) throw new Mismatch(`${what}: outputs differ at [${at}]: ${a[at]} vs ${b[at]} (relative ${worst.toExponential(2)} > ${TOL})`);
+  return worst;
+}
+
+function rng(seed) {  // mulberry32: reproducible inputs
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const uniform = (n, seed) => { const r = rng(seed); return Float32Array.from({ length: n }, () => 2 * r() - 1); };
+
+const modelPaths = { encoder: join(repo, 'examples/models/encoder.json'), mlp: join(repo, 'examples/models/mlp.json') };
+const models = {};
+for (const [name, path] of Object.entries(modelPaths)) models[name] = { ...readModel(path), path, handle: rungs.loadModel(path) };
+
+// Inputs of a bundled model at `extent`: encoder ids/mask (every token real), mlp x.
+function inputsFor(m, extent, seed) {
+  const inputs = {};
+  for (const { name, shape } of inputShapes(m.spec, extent)) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    if (name === 'mask') inputs[name] = new Float32Array(n).fill(1);
+    else if (name === 'ids') inputs[name] = Float32Array.from({ length: n }, (_, t) => 1 + ((seed * 131 + t * 7919) % 999));
+    else inputs[name] = uniform(n, seed);
+  }
+  return inputs;
+}
+const shapesOf = (m, extent) => Object.fromEntries(inputShapes(m.spec, extent).map(({ name, shape }) => [name, shape]));
+
+const results = { environment: {}, extents: [], trace: [], goals: [], notes: [] };
+results.environment = { node: process.version, cpu: `${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores)`,
+  rungs: `rungs ${rungs.version()} native (${rungs.isa()}), ${addonPath}`, ort: `onnxruntime-node ${ort.env.versions.node}, CPU EP` };
+out(`rungs native vs onnxruntime-node, one process: Node ${process.version}, ${results.environment.cpu}, load average ${os.loadavg()[0].toFixed(1)}`);
+out(`  rungs  ${results.environment.rungs}\n  ort    ${results.environment.ort}`);
+
+function goal(what, value, target, fmt = ratio) {
+  const state = value == null ? 'NOT MEASURED' : value >= target ? 'met' : 'MISSED';
+  results.goals.push({ goal: what, value, target, state });
+  out(`  goal: ${what.padEnd(60)} ${state}${value == null ? '' : ` (${fmt(value)})`}`);
+  return value != null && value >= target;
+}
+
+// ------------------------------------------------------------------ 1. fixed extents
+async function extents() {
+  const rows = [];
+  for (const name of opt.models ?? ['encoder', 'mlp']) {
+    const m = models[name];
+    for (const threads of opt.threads)
+      for (const extent of opt.extents) {
+        progress(`${name} extent ${extent}, ${threads} thread(s)`);
+        const compiled = rungs.compile(m.handle, extent, threads);
+        const session = await graphs.model(ort, ortOptions(threads), m, extent, () => shapesOf(m, extent));
+        const inputs = inputsFor(m, extent, 7);
+        const names = Object.keys(inputs), arrays = Object.values(inputs);
+        const mine = rungs.run(compiled, names, arrays);
+        const theirs = await session.run(inputs);
+        let diff = 0;
+        mine.forEach((y, i) => (diff = Math.max(diff, check(`${name} at ${extent}, output ${i}`, y, theirs[i]))));
+        const timed = await sideBySide([
+          { name: 'rungs', fn: () => rungs.run(compiled, names, arrays) },
+          { name: 'ort', fn: () => session.run(inputs) },
+        ], { reps: opt.reps });
+        session.dispose();
+        const r = timed.get('rungs').wall, o = timed.get('ort').wall;
+        rows.push({ model: name, extent, threads, rungsMs: r, ortMs: o, speedup: o / r, maxRelDiff: diff });
+      }
+  }
+  return rows;
+}
+
+function printExtents(rows) {
+  out(`\n1. Fixed extents: median per-call wall ms of ${opt.reps} interleaved repetitions; speed-up = ORT time / rungs time`);
+  out(table(['model', 'extent', 'threads', 'rungs ms', 'ORT ms', 'speed-up', 'max rel diff'],
+    rows.map((r) => [r.model, r.extent, r.threads, fixed(r.rungsMs, 3), fixed(r.ortMs, 3), ratio(r.speedup), sci(r.maxRelDiff)])));
+  let ok = true;
+  for (const r of rows) {
+    const target = opt.guard ? opt.guard * GOAL_EXTENT : GOAL_EXTENT;
+    const label = opt.guard ? `guard: ${r.model} ${r.extent}, ${r.threads}t: >= ${target.toFixed(2)}x ORT` : `${r.model} ${r.extent}, ${r.threads}t: rungs >= ${GOAL_EXTENT}x ORT`;
+    ok = goal(label, r.speedup, target) && ok;
+  }
+  return ok;
+}
+
+// ------------------------------------------------------------------ 2. the trace
+async function trace() {
+  const lengths = readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).map(Number);
+  const m = models.encoder;
+  const reqs = lengths.map((len, i) => ({ len, ...inputsFor(m, len, i + 1) }));
+  const pow2 = [];
+  for (let lo = 1, hi = 8; lo <= 256; lo = hi + 1, hi *= 2) pow2.push([lo, Math.min(hi, 256) + 1]);
+  const rows = [];
+  for (const threads of opt.threads) {
+    progress(`trace, ${threads} thread(s)`);
+    const schemes = [
+      { name: 'rungs pow2 8..256', active: false },
+      { name: 'rungs pow2 8..256 + active extent', active: true },
+    ];
+    // One pass of a contender over the whole trace, from a fresh cache / session (compiles and
+    // session creation included). Returns {ms, outputs}.
+    const passes = {
+      ...Object.fromEntries(schemes.map((s) => [s.name, async (keep) => {
+        const stop = stopwatch();
+        const cache = rungs.cache(m.handle, pow2, s.active, threads);
+        const outs = keep ? [] : null;
+        for (const q of reqs) {
+          const y = rungs.cacheRun(cache, m.handle, q.len, ['ids', 'mask'], [q.ids, q.mask], [1, 1], [0]);
+          if (!y) throw new Error(`${s.name}: no bucket for ${q.len}`);
+          if (keep) outs.push(y[0]);
+        }
+        const t = stop();
+        return { ms: t.wall, outputs: outs, stats: JSON.parse(rungs.cacheStats(cache)).totals };
+      }])),
+      'onnxruntime-node exact shapes': async (keep) => {
+        const stop = stopwatch();
+        const session = await graphs.model(ort, ortOptions(threads), m, null, (inp) => ({ ids: [1, inp.ids.length], mask: [1, inp.mask.length] }));
+        const outs = keep ? [] : null;
+        for (const q of reqs) {
+          const y = await session.run({ ids: q.ids, mask: q.mask });
+          if (keep) outs.push(y[0]);
+        }
+        const t = stop();
+        session.dispose();
+        return { ms: t.wall, outputs: outs, stats: null };
+      },
+    };
+    const names = Object.keys(passes);
+    // Checked pass: every request's output against ORT's.
+    const first = {};
+    for (const n of names) first[n] = await passes[n](true);
+    const ref = first['onnxruntime-node exact shapes'];
+    const diffs = {};
+    for (const n of names.filter((x) => !x.startsWith('onnx'))) {
+      let worst = 0;
+      first[n].outputs.forEach((y, i) => (worst = Math.max(worst, check(`trace request ${i} (length ${reqs[i].len}): ${n}`, y, ref.outputs[i]))));
+      diffs[n] = worst;
+    }
+    // Timed passes, interleaved contender by contender.
+    const samples = Object.fromEntries(names.map((n) => [n, []]));
+    for (let rep = 0; rep < opt.traceReps; ++rep) for (const n of names) samples[n].push((await passes[n](false)).ms);
+    const ortMs = median(samples['onnxruntime-node exact shapes']);
+    for (const n of names) {
+      const st = first[n].stats;
+      rows.push({ threads, scheme: n, ms: median(samples[n]), spread: [Math.min(...samples[n]), Math.max(...samples[n])],
+        compiles: st?.compiles ?? null, waste: st?.waste ?? 1, computeWaste: st?.compute_waste ?? 1,
+        speedup: ortMs / median(samples[n]), maxRelDiff: diffs[n] ?? 0 });
+    }
+  }
+  return { requests: reqs.length, tokens: lengths.reduce((a, b) => a + b, 0), rows };
+}
+
+function printTrace(t) {
+  out(`\n2. Encoder over the trace: ${t.requests} requests, ${t.tokens} tokens; median of ${opt.traceReps} whole passes, each from a` +
+    ' fresh cache / session (compiles and session creation included), contenders interleaved');
+  out(table(['threads', 'scheme', 'ms', 'min..max', 'compiles', 'waste', 'compute waste', 'speed-up vs ORT', 'max rel diff'],
+    t.rows.map((r) => [r.threads, r.scheme, fixed(r.ms), `${fixed(r.spread[0])}..${fixed(r.spread[1])}`, r.compiles ?? '-',
+      fixed(r.waste, 2), fixed(r.computeWaste, 2), ratio(r.speedup), sci(r.maxRelDiff)])));
+  for (const threads of opt.threads) {
+    const best = t.rows.filter((r) => r.threads === threads && r.scheme.startsWith('rungs')).reduce((a, b) => (a && a.ms <= b.ms ? a : b), null);
+    goal(`trace, ${threads}t: best rungs scheme >= ${GOAL_TRACE}x ORT`, best?.speedup, GOAL_TRACE);
+  }
+}
+
+// ------------------------------------------------------------------ main
+let guardOk = true;
+try {
+  if (opt.only !== 'trace') {
+    results.extents = await extents();
+    guardOk = printExtents(results.extents);
+  }
+  if (opt.only !== 'extents') {
+    results.trace = await trace();
+    printTrace(results.trace);
+  }
+} catch (e) {
+  if (e instanceof Mismatch) {
+    console.error(`\nFAILED: ${e.message}`);
+    process.exit(1);
+  }
+  throw e;
+}
+out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
+if (opt.format === 'json') console.log(JSON.stringify(results, null, 2));
+if (opt.guard && !guardOk) {
+  console.error(`speed guard FAILED: rungs fell below ${opt.guard} x its goal against onnxruntime-node (docs/performance.md)`);
+  process.exit(1);
+}

@@ -1,0 +1,60 @@
+// CompiledGraph::profile: one entry per kernel, the run's work, and the usual input checks.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "rungs/rungs.hpp"
+
+namespace rungs {
+namespace {
+
+TEST(Profile, OneEntryPerKernelWithTheProductsFlops) {
+  Graph g;
+  Value x = g.input("x", {8, 16});
+  g.output("y", g.softmax(g.matmul(x, g.param("w", {16, 4})), -1));
+  CompileOptions opt;
+  opt.threads = 1;
+  CompiledGraph c = Session(Device::Cpu).compile(g, opt);
+  c.set_param("w", std::vector<float>(64, 0.5f));
+  std::vector<float> xs(128, 1.f);
+  const NamedInput in[] = {{"x", xs}};
+  const std::vector<KernelProfile> prof = c.profile(in, 3);
+  ASSERT_EQ(prof.size(), c.report().kernels.size());
+  for (size_t i = 0; i < prof.size(); ++i) {
+    EXPECT_EQ(prof[i].op, c.report().kernels[i].op);
+    EXPECT_EQ(prof[i].kernel, c.report().kernels[i].kernel);
+    EXPECT_GE(prof[i].ms, 0.0);
+    EXPECT_GT(prof[i].bytes, 0.0);
+  }
+  EXPECT_EQ(prof.front().flops, 2.0 * 8 * 16 * 4);                    // the product
+  EXPECT_EQ(prof.front().bytes, 4.0 * (8 * 16 + 16 * 4 + 8 * 4));      // x, w, its output
+  EXPECT_EQ(prof.back().flops, 0.0);                                   // softmax: bytes only
+}
+
+TEST(Profile, ChecksInputsAndRepetitionsLikeRun) {
+  Graph g;
+  g.output("y", g.relu(g.input("x", {2, 3})));
+  CompiledGraph c = Session(Device::Cpu).compile(g);
+  std::vector<float> short_x(5, 1.f), x(6, 1.f);
+  const NamedInput bad[] = {{"x", short_x}};
+  try {
+    c.profile(bad, 2);
+    FAIL() << "a wrong size must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::ShapeMismatch);
+    EXPECT_NE(std::string(e.what()).find("profile: input 'x' has 5 values, expected 6"), std::string::npos) << e.what();
+  }
+  const NamedInput good[] = {{"x", x}};
+  try {
+    c.profile(good, 0);
+    FAIL() << "zero repetitions must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfRange);
+    EXPECT_NE(std::string(e.what()).find("repetitions must be in [1, 100000], got 0"), std::string::npos);
+  }
+  EXPECT_EQ(c.run(good)[0], std::vector<float>(6, 1.f));  // still usable
+}
+
+}  // namespace
+}  // namespace rungs
