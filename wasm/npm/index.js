@@ -100,10 +100,17 @@ function recodeEmbindError(e, who) {
 
 const deviceArg = enumArg('Device', 'device');
 const activationArg = enumArg('Activation', 'activation');
-const valueArg = (what) => (who, v) => {
-  if (v === null || typeof v !== 'object' || !Number.isInteger(v.id) || v.id < 0) {
-    throw argumentError(`${who}: ${what} must be a Value ({id}) returned by this builder, got ${describeValue(v)}`);
+// A Value: a node handle {id} a builder returned (Embind would truncate 1.5 to 1 and wrap -1).
+const isValue = (v) => v !== null && typeof v === 'object' && Number.isInteger(v.id) && v.id >= 0 && v.id < 2 ** 32;
+const valueArg = (what, optional = false) => (who, v) => {
+  if (optional && (v === null || v === undefined)) return;
+  if (!isValue(v)) {
+    throw argumentError(`${who}: ${what} must be a Value ({id}) returned by this builder${optional ? ' or null' : ''}, got ${describeValue(v)}`);
   }
+};
+const valuesArg = (what) => (who, list) => {
+  if (!Array.isArray(list)) throw argumentError(`${who}: ${what} must be an array of Values, got ${describeValue(list)}`);
+  list.forEach((v, i) => valueArg(`${what}[${i}]`)(who, v));
 };
 
 // Checks per call, by argument position (after defaults are filled in).
@@ -117,11 +124,38 @@ const argChecks = {
   'Session.compileHir': [handleArg(['HirModule'], 'module', { Graph: 'compile a Graph with compile' })],
   'HirModule.linear': [valueArg('x'), null, null, activationArg],
   'HirModule.mlp': [valueArg('x'), null, null, activationArg],
+  'HirModule.layerNorm': [valueArg('x')],
+  'HirModule.rmsNorm': [valueArg('x')],
+  'HirModule.selfAttention': [valueArg('x'), null, null, valueArg('keyMask', true)],
+  'HirModule.embedding': [valueArg('ids')],
+  'HirModule.meanPool': [valueArg('x'), valueArg('mask', true)],
+  'HirModule.add': [valueArg('a'), valueArg('b')],
+  'HirModule.output': [null, valueArg('value')],
+  'HirModule.shape': [valueArg('value')],
+  'Graph.softmax': [valueArg('x')],
+  'Graph.layerNorm': [valueArg('x'), valueArg('gamma'), valueArg('beta')],
+  'Graph.rmsNorm': [valueArg('x'), valueArg('gamma')],
+  'Graph.reshape': [valueArg('x')],
+  'Graph.transpose': [valueArg('x')],
+  'Graph.slice': [valueArg('x')],
+  'Graph.concat': [valuesArg('xs')],
+  'Graph.attention': [valueArg('q'), valueArg('k'), valueArg('v')],
+  'Graph.output': [null, valueArg('value')],
+  'Graph.shape': [valueArg('value')],
 };
+for (const op of ['relu', 'gelu', 'geluTanh', 'silu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'rsqrt', 'neg', 'abs', 'sum', 'mean', 'max']) {
+  argChecks[`Graph.${op}`] = [valueArg('x')];
+}
+for (const op of ['matmul', 'add', 'sub', 'mul', 'div', 'maximum', 'minimum']) {
+  argChecks[`Graph.${op}`] = [valueArg('a'), valueArg('b')];
+}
+argChecks['Graph.gather'] = [valueArg('table'), valueArg('indices')];
 
-function checkArgs(who, args) {
+// Checks the arguments given; a missing one (past the end) is left to Embind's own count check,
+// which names the call and the count (constructors check every position: `new Session()`).
+function checkArgs(who, args, all = false) {
   const checks = argChecks[who];
-  if (checks) checks.forEach((check, i) => check && check(who, args[i]));
+  if (checks) checks.forEach((check, i) => check && (all || i < args.length) && check(who, args[i]));
   args.forEach((a, i) => {
     if (isHandle(a) && a.isDeleted()) throw deletedError(who, a, `argument ${i + 1}`);
   });
@@ -226,7 +260,7 @@ function wrapClass(name) {
   }
   return new Proxy(cls, {
     construct(target, args) {
-      checkArgs(name, args);
+      checkArgs(name, args, true);
       let object;
       try {
         object = new target(...args);

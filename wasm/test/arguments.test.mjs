@@ -81,6 +81,33 @@ test('a handle of the wrong class, or a non-handle, is refused naming the argume
   }
 });
 
+test('a Value argument must be a node handle {id}: not a string, a fraction or a negative id', () => {
+  const g = new Graph();
+  const m = new HirModule();
+  try {
+    const x = g.input('x', [2, 3]);
+    const before = g.nodeCount();
+    assertRungsError(() => g.relu({}), 'InvalidArgument', /Graph\.relu: x must be a Value \(\{id\}\)/, /the object \{\}/);
+    assertRungsError(() => g.relu('x'), 'InvalidArgument', /Graph\.relu: x must be a Value/, /the string 'x'/);
+    assertRungsError(() => g.relu({ id: 0.5 }), 'InvalidArgument', /x must be a Value/);
+    assertRungsError(() => g.relu({ id: -1 }), 'InvalidArgument', /x must be a Value/);
+    assertRungsError(() => g.add(x, null), 'InvalidArgument', /Graph\.add: b must be a Value/, /null/);
+    assertRungsError(() => g.concat([x, 7], 0), 'InvalidArgument', /Graph\.concat: xs\[1\] must be a Value/);
+    assertRungsError(() => g.output('y', undefined), 'InvalidArgument', /Graph\.output: value must be a Value/);
+    assert.equal(g.nodeCount(), before, 'nothing added');
+    // A well-formed id that is not a node of this graph is the C++ check (row 12).
+    assertRungsError(() => g.relu({ id: 99 }), 'InvalidArgument', /does not belong to this graph/);
+    const h = m.input('h', [1, 2, 4]);
+    assertRungsError(() => m.meanPool(h, 'mask'), 'InvalidArgument', /HirModule\.meanPool: mask must be a Value .* or null/);
+    assert.deepEqual(m.shape(m.meanPool(h)), [1, 4], 'a null mask is allowed');
+    g.output('y', g.relu(x));
+    assert.deepEqual(g.outputs(), [{ name: 'y', shape: [2, 3] }]);
+  } finally {
+    m.delete();
+    g.delete();
+  }
+});
+
 test('a typed array of another kind is named, with the fix', () => {
   const session = new Session(Device.Cpu);
   const g = new Graph();
