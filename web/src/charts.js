@@ -214,7 +214,7 @@ export function ladderChart(el, onSelect) {
               if (!b) return `${head}<br><span style="color:${INK3}">not run yet</span>`;
               const waste = b.actualRows ? fmtX(b.paddedRows / b.actualRows) : '—';
               return `${head}<br>${b.compiled ? `compiled in ${fmtMs(b.compileMs)}` : 'not compiled'}<br>` +
-                `${fmtInt(b.runs)} requests (${fmtInt(b.hits)} hits + ${fmtInt(b.compiles)} compile)<br>` +
+                `${fmtInt(b.runs)} requests (${fmtInt(b.hits)} cache hits + ${fmtInt(b.compiles)} compile)<br>` +
                 `${fmtInt(b.actualRows)} real → ${fmtInt(b.paddedRows)} padded rows (${waste})`;
             },
           },
