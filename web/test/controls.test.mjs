@@ -20,12 +20,14 @@ const artifacts = process.env.RUNGS_WEB_ARTIFACTS ?? here('../../build/web-test'
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const WAIT = 180_000;
 
+// The snapshot is taken in the same page task that sees the run finished (a debounced setting
+// may start the next run right after).
 async function finishedRun(page, after, status = 'done') {
-  await page.waitForFunction((id) => {
+  const handle = await page.waitForFunction((id) => {
     const r = window.__rungs;
-    return r && r.runId > id && (r.status === 'done' || r.status === 'error');
+    return r && r.runId > id && (r.status === 'done' || r.status === 'error') && structuredClone(r);
   }, after, { timeout: WAIT, polling: 100 });
-  const snap = await page.evaluate(() => structuredClone(window.__rungs));
+  const snap = await handle.jsonValue();
   assert.equal(snap.status, status, `the run ended as ${snap.status}`);
   return snap;
 }

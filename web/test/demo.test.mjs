@@ -30,11 +30,12 @@ function upperOf(ranges, key) {
 // window.__rungs. A settings change may start more than one run (debounced text fields): the count
 // tells the intended one.
 async function finishedRun(page, after, count = null) {
-  await page.waitForFunction(([id, n]) => {
+  // The snapshot comes from the same page task that saw the run finished.
+  const handle = await page.waitForFunction(([id, n]) => {
     const r = window.__rungs;
-    return r && r.runId > id && (r.status === 'done' || r.status === 'error') && (n === null || r.lengths.length === n);
+    return r && r.runId > id && (r.status === 'done' || r.status === 'error') && (n === null || r.lengths.length === n) && structuredClone(r);
   }, [after, count], { timeout: WAIT, polling: 100 });
-  const snap = await page.evaluate(() => structuredClone(window.__rungs));
+  const snap = await handle.jsonValue();
   assert.equal(snap.status, 'done', `the run ended as ${snap.status}`);
   return snap;
 }
