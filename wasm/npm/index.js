@@ -90,7 +90,7 @@ function deletedError(who, obj, what = null) {
 
 // Errors Embind throws on its own while converting arguments (before any C++ runs).
 function isEmbindError(e) {
-  return (e instanceof wasm.BindingError || e instanceof TypeError) && e.code === undefined;
+  return ((wasm.BindingError && e instanceof wasm.BindingError) || e instanceof TypeError) && e.code === undefined;
 }
 function recodeEmbindError(e, who) {
   const error = argumentError(e.message.startsWith(who) ? e.message : `${who}: ${e.message}`);
