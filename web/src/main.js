@@ -87,8 +87,15 @@ function settings() {
 // The settings a run depends on, as text (a run whose key differs from the current one is stale).
 const settingsKey = () => JSON.stringify(settings());
 
+// Written at most every 250 ms (typing in a box would otherwise call replaceState per key, which
+// browsers throttle with a console warning past 100 calls in 10 s).
 let lastUrl = '';
+let urlTimer = 0;
 function writeUrl() {
+  if (!urlTimer) urlTimer = setTimeout(writeUrlNow, 250);
+}
+function writeUrlNow() {
+  urlTimer = 0;
   const p = new URLSearchParams(location.search);
   p.set('model', state.model);
   p.set('active', state.active ? '1' : '0');

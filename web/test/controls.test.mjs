@@ -207,6 +207,10 @@ test('the demo settings and outputs in headless Chromium', { timeout: 600_000 },
     // ---- an empty, or whitespace-only, traffic box says what is missing
     const before2 = (await page.evaluate(() => window.__rungs.runId));
     await page.selectOption('#traffic-kind', 'lengths');
+    // Typed text reaches the URL (written at most every 250 ms while typing).
+    await page.fill('#traffic-text', '');
+    await page.locator('#traffic-text').pressSequentially('12 40 7 128 33 '.repeat(10), { delay: 0 });
+    await page.waitForFunction(() => new URLSearchParams(location.search).get('traffic').includes('12 40 7 128 33 12 40'));
     await page.fill('#traffic-text', '   \n  ');
     await page.waitForFunction((id) => {
       const r = window.__rungs;
