@@ -22,11 +22,12 @@ const WAIT = 180_000;
 
 // The snapshot is taken in the same page task that sees the run finished (a debounced setting
 // may start the next run right after).
-async function finishedRun(page, after, status = 'done') {
-  const handle = await page.waitForFunction((id) => {
+// `current`: wait for the run of the settings now on the page (not an earlier one still ending).
+async function finishedRun(page, after, status = 'done', current = true) {
+  const handle = await page.waitForFunction(([id, cur]) => {
     const r = window.__rungs;
-    return r && r.runId > id && (r.status === 'done' || r.status === 'error') && structuredClone(r);
-  }, after, { timeout: WAIT, polling: 100 });
+    return r && r.runId > id && (r.status === 'done' || r.status === 'error') && (!cur || !r.stale) && structuredClone(r);
+  }, [after, current], { timeout: WAIT, polling: 100 });
   const snap = await handle.jsonValue();
   assert.equal(snap.status, status, `the run ended as ${snap.status}`);
   return snap;
@@ -223,7 +224,9 @@ test('the demo settings and outputs in headless Chromium', { timeout: 600_000 },
     await page.fill('#traffic-text', ' ... ');
     await page.waitForFunction(() => /no sentence with words/.test(document.getElementById('traffic-problems').textContent));
     await page.selectOption('#traffic-kind', 'lognormal');
-    snap = await finishedRun(page, snap.runId);
+    await page.waitForTimeout(100);
+    snap = await finishedRun(page, snap.runId, 'done', true);
+    assert.equal(snap.settings.traffic.kind, 'lognormal');
 
     // ---- printing: the settings are hidden and every chart is drawn again at the print width
     await page.waitForSelector('body[data-charts="idle"]');
