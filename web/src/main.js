@@ -8,6 +8,7 @@ import { fmtBytes, fmtInt, fmtMs, fmtPct, fmtX } from './format.js';
 import { DEFAULT_SCHEME, KINDS, schemeLabel } from './schemes.js';
 import { PRESETS, describeProblems } from './traffic.js';
 import { exportCsv, exportJson, latencyText, meanSd } from './export.js';
+import { MAX_REPETITIONS, MAX_SCHEMES, settingsFromQuery, settingsToQuery } from './url.js';
 import classifierDesc from '../../examples/models/classifier.json';
 import classifierJson from '../../examples/models/classifier.json?url';
 import classifierWeights from '../../examples/models/classifier.safetensors?url';
@@ -26,7 +27,6 @@ const MODELS = {
 };
 const COLORS = ['#4f46e5', '#0d9488', '#d97706'];
 const LETTERS = ['A', 'B', 'C'];
-const MAX_SCHEMES = 3;
 
 const SAMPLE_LENGTHS = '12 40 7 128 33 19 64 250 5 17 24 31 9 96 48 22 16 3 180 27';
 const SAMPLE_TEXT = `A bucketed cache compiles one graph per bucket of request lengths. Each request is padded up to its bucket's extent.
@@ -36,7 +36,6 @@ How much of the work is padding? It depends on the ladder and on the traffic. Tr
 // ------------------------------------------------------------------------------------------ state
 
 const params = new URLSearchParams(location.search);
-const MAX_REPETITIONS = 20;
 const state = {
   model: 'encoder',
   active: false,
@@ -56,29 +55,10 @@ const state = {
 
 // ------------------------------------------------------------------------------------------ URL
 
-// The settings live in the URL (model, active, reps, sel, schemes, traffic), so a view can be
-// shared and a reload restores it. Values that do not parse fall back to the defaults.
+// The settings live in the URL (url.js), so a view can be shared and a reload restores it.
 function readUrl() {
-  const json = (k) => {
-    try {
-      return params.has(k) ? JSON.parse(params.get(k)) : null;
-    } catch {
-      return null;
-    }
-  };
-  if (MODELS[params.get('model')]) state.model = params.get('model');
-  if (params.has('active')) state.active = params.get('active') === '1';
-  const reps = Number(params.get('reps'));
-  if (Number.isInteger(reps) && reps >= 1 && reps <= MAX_REPETITIONS) state.repetitions = reps;
-  const schemes = json('schemes');
-  if (Array.isArray(schemes) && schemes.length >= 1 && schemes.length <= MAX_SCHEMES &&
-      schemes.every((x) => x && typeof x === 'object' && KINDS[x.kind])) {
-    state.schemes = schemes.map((x) => ({ ...DEFAULT_SCHEME, ...x }));
-  }
-  const sel = Number(params.get('sel'));
-  if (Number.isInteger(sel) && sel >= 0 && sel < state.schemes.length) state.selected = sel;
-  const traffic = json('traffic');
-  if (traffic && typeof traffic === 'object' && PRESETS[traffic.kind]) state.traffic = { ...state.traffic, ...traffic };
+  const got = settingsFromQuery(location.search, { ...settings(), selected: state.selected }, Object.keys(MODELS));
+  Object.assign(state, { model: got.model, active: got.active, repetitions: got.repetitions, schemes: got.schemes, selected: got.selected, traffic: got.traffic });
 }
 
 function settings() {
@@ -96,17 +76,7 @@ function writeUrl() {
 }
 function writeUrlNow() {
   urlTimer = 0;
-  const p = new URLSearchParams(location.search);
-  p.set('model', state.model);
-  p.set('active', state.active ? '1' : '0');
-  p.set('reps', String(state.repetitions));
-  p.set('sel', String(state.selected));
-  p.set('schemes', JSON.stringify(state.schemes));
-  const t = state.traffic;
-  // Only the text the traffic kind uses travels (the other box keeps its default).
-  const { lengthsText, text, ...rest } = t;
-  p.set('traffic', JSON.stringify(t.kind === 'lengths' ? { ...rest, lengthsText } : t.kind === 'text' ? { ...rest, text } : rest));
-  const url = `${location.pathname}?${p}`;
+  const url = `${location.pathname}?${settingsToQuery({ ...settings(), selected: state.selected }, location.search)}`;
   if (url !== lastUrl) {
     lastUrl = url;
     history.replaceState(null, '', url);
