@@ -61,7 +61,8 @@ export type ErrorCode =
  * Every rungs call that fails throws a plain JS `Error` whose message is the C++ message (it names
  * the input, op or param at fault) with `code` set to the rungs ErrorCode name. The module and
  * every object stay usable after an error. An argument of the wrong kind (an enum that is not one
- * of its values, a handle of another class, a missing argument) is a `TypeError` with `code`
+ * of its values, a handle of another class, a string where a number or boolean goes, a missing
+ * argument) is a `TypeError` with `code`
  * 'InvalidArgument', naming the call, the argument and what it takes; so is a call on (or with) an
  * object after its delete().
  */

@@ -113,6 +113,19 @@ const valuesArg = (what) => (who, list) => {
   list.forEach((v, i) => valueArg(`${what}[${i}]`)(who, v));
 };
 
+// Plain numbers and booleans Embind would coerce ('a' to 0, 1.5 to 1, 'no' to true).
+const intArg = (what) => (who, v) => {
+  if (!Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31) {
+    throw argumentError(`${who}: ${what} must be a whole number, got ${describeValue(v)}`);
+  }
+};
+const numberArg = (what) => (who, v) => {
+  if (typeof v !== 'number') throw argumentError(`${who}: ${what} must be a number, got ${describeValue(v)}`);
+};
+const boolArg = (what) => (who, v) => {
+  if (typeof v !== 'boolean') throw argumentError(`${who}: ${what} must be true or false, got ${describeValue(v)}`);
+};
+
 // Checks per call, by argument position (after defaults are filled in).
 const argChecks = {
   'Session': [deviceArg],
@@ -122,30 +135,36 @@ const argChecks = {
   'BucketedCompileCache.powerOfTwoLadderWithPolicy': [deviceArg],
   'Session.compile': [handleArg(['Graph'], 'graph', { HirModule: 'compile a HirModule with compileHir' })],
   'Session.compileHir': [handleArg(['HirModule'], 'module', { Graph: 'compile a Graph with compile' })],
-  'HirModule.linear': [valueArg('x'), null, null, activationArg],
+  'HirModule.linear': [valueArg('x'), null, null, activationArg, boolArg('bias')],
   'HirModule.mlp': [valueArg('x'), null, null, activationArg],
-  'HirModule.layerNorm': [valueArg('x')],
-  'HirModule.rmsNorm': [valueArg('x')],
-  'HirModule.selfAttention': [valueArg('x'), null, null, valueArg('keyMask', true)],
+  'HirModule.layerNorm': [valueArg('x'), null, numberArg('eps')],
+  'HirModule.rmsNorm': [valueArg('x'), null, numberArg('eps')],
+  'HirModule.selfAttention': [valueArg('x'), null, intArg('heads'), valueArg('keyMask', true), boolArg('causal')],
   'HirModule.embedding': [valueArg('ids')],
   'HirModule.meanPool': [valueArg('x'), valueArg('mask', true)],
   'HirModule.add': [valueArg('a'), valueArg('b')],
   'HirModule.output': [null, valueArg('value')],
   'HirModule.shape': [valueArg('value')],
-  'Graph.softmax': [valueArg('x')],
-  'Graph.layerNorm': [valueArg('x'), valueArg('gamma'), valueArg('beta')],
-  'Graph.rmsNorm': [valueArg('x'), valueArg('gamma')],
+  'Graph.softmax': [valueArg('x'), intArg('axis')],
+  'Graph.layerNorm': [valueArg('x'), valueArg('gamma'), valueArg('beta'), numberArg('eps')],
+  'Graph.rmsNorm': [valueArg('x'), valueArg('gamma'), numberArg('eps')],
   'Graph.reshape': [valueArg('x')],
   'Graph.transpose': [valueArg('x')],
-  'Graph.slice': [valueArg('x')],
-  'Graph.concat': [valuesArg('xs')],
+  'Graph.slice': [valueArg('x'), intArg('axis')],
+  'Graph.concat': [valuesArg('xs'), intArg('axis')],
   'Graph.attention': [valueArg('q'), valueArg('k'), valueArg('v')],
   'Graph.output': [null, valueArg('value')],
   'Graph.shape': [valueArg('value')],
 };
-for (const op of ['relu', 'gelu', 'geluTanh', 'silu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'rsqrt', 'neg', 'abs', 'sum', 'mean', 'max']) {
+for (const op of ['relu', 'gelu', 'geluTanh', 'silu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'rsqrt', 'neg', 'abs']) {
   argChecks[`Graph.${op}`] = [valueArg('x')];
 }
+for (const op of ['sum', 'mean', 'max']) argChecks[`Graph.${op}`] = [valueArg('x'), null, boolArg('keepDims')];
+argChecks['ladder.powerOfTwo'] = [null, null, boolArg('head')];
+argChecks['ladder.linear'] = [null, null, null, boolArg('head')];
+argChecks['ladder.geometric'] = [null, null, numberArg('ratio'), boolArg('head')];
+argChecks['ladder.fromExtents'] = [null, boolArg('head')];
+argChecks['ladder.lognormalTrace'] = [numberArg('median'), null, null, null, numberArg('sigma')];
 for (const op of ['matmul', 'add', 'sub', 'mul', 'div', 'maximum', 'minimum']) {
   argChecks[`Graph.${op}`] = [valueArg('a'), valueArg('b')];
 }

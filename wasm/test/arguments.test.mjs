@@ -108,6 +108,32 @@ test('a Value argument must be a node handle {id}: not a string, a fraction or a
   }
 });
 
+test('numbers and booleans Embind would coerce are refused, naming the argument', () => {
+  const g = new Graph();
+  const m = new HirModule();
+  try {
+    const x = g.input('x', [2, 3]);
+    assertRungsError(() => g.softmax(x, 'a'), 'InvalidArgument', /Graph\.softmax: axis must be a whole number, got the string 'a'/);
+    assertRungsError(() => g.softmax(x, 1.5), 'InvalidArgument', /axis must be a whole number, got the number 1\.5/);
+    assertRungsError(() => g.sum(x, [0], 'yes'), 'InvalidArgument', /Graph\.sum: keepDims must be true or false/);
+    assertRungsError(() => g.concat([x, x], '0'), 'InvalidArgument', /Graph\.concat: axis must be a whole number/);
+    const h = m.input('h', [1, 2, 4]);
+    assertRungsError(() => m.linear(h, 'fc', 4, Activation.None, 1), 'InvalidArgument', /HirModule\.linear: bias must be true or false, got the number 1/);
+    assertRungsError(() => m.selfAttention(h, 'att', '2'), 'InvalidArgument', /HirModule\.selfAttention: heads must be a whole number/);
+    assertRungsError(() => m.layerNorm(h, 'ln', '1e-5'), 'InvalidArgument', /HirModule\.layerNorm: eps must be a number/);
+    assertRungsError(() => ladder.powerOfTwo(8, 64, 'no'), 'InvalidArgument', /ladder\.powerOfTwo: head must be true or false, got the string 'no'/);
+    assertRungsError(() => ladder.geometric(8, 64, '2'), 'InvalidArgument', /ladder\.geometric: ratio must be a number/);
+    assertRungsError(() => ladder.linear(8, 64, 8, 1), 'InvalidArgument', /ladder\.linear: head must be true or false/);
+    assert.deepEqual(g.shape(g.softmax(x, 0)), [2, 3]);
+    assert.deepEqual(g.shape(g.sum(x, [1], true)), [2, 1]);
+    assert.deepEqual(m.shape(m.selfAttention(h, 'att', 2, null, true)), [1, 2, 4]);
+    assert.equal(ladder.powerOfTwo(8, 64, true).length, 7);
+  } finally {
+    m.delete();
+    g.delete();
+  }
+});
+
 test('a typed array of another kind is named, with the fix', () => {
   const session = new Session(Device.Cpu);
   const g = new Graph();
