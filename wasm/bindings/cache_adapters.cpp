@@ -2,6 +2,7 @@
 // has wrapped so it never throws (a JS exception unwinding through the cache would skip its
 // bookkeeping), or as a Model, whose build runs in C++ without copying weights through JS.
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,6 +125,26 @@ struct RunInputs {
   }
 };
 
+// Every padded input must hold exactly actualRows rows (its values / inner): the outputs are sliced
+// to actualRows, so fewer rows would return padding as results and more would drop real rows.
+// Checked only where the cache would run (a key in a bucket, actualRows within its upper), so a
+// key outside every bucket still gives null and an actualRows above upper its own error.
+void check_actual_rows(const BucketedCompileCache& cache, uint64_t key, uint64_t actual, const RunInputs& in,
+                       const std::string& what) {
+  const std::optional<size_t> bucket = cache.bucket_for(key);
+  if (!bucket || actual > cache.buckets()[*bucket].end - 1) return;
+  for (size_t i = 0; i < in.names.size(); ++i) {
+    if (!in.inners[i] || *in.inners[i] == 0 || in.data[i].size() % *in.inners[i] != 0) continue;
+    const size_t rows = in.data[i].size() / *in.inners[i];
+    if (rows != actual) {
+      fail(ErrorCode::ShapeMismatch,
+           what + ": input '" + in.names[i] + "' holds " + std::to_string(rows) + " rows (" +
+               std::to_string(in.data[i].size()) + " values of inner " + std::to_string(*in.inners[i]) +
+               ") but actualRows is " + std::to_string(actual) + "; pass each input's real rows only");
+    }
+  }
+}
+
 val from_bucket_stats(const BucketStats& b) {
   val out = val::object();
   val range = val::object();
@@ -237,9 +258,11 @@ val cache_run_padded(JsCache& js, const val& key, const val& actual_rows, const 
     std::vector<PaddedInput> padded;
     for (size_t i = 0; i < in.names.size(); ++i) padded.push_back({in.names[i], in.data[i], *in.inners[i]});
     const auto inners = to_inners(output_inners, "runPadded: outputInners");
+    const uint64_t k = to_u64(key, "runPadded: key");
+    const uint64_t actual = to_u64(actual_rows, "runPadded: actualRows");
+    check_actual_rows(cache, k, actual, in, "runPadded");
     return from_run(cache.run_padded(
-        to_u64(key, "runPadded: key"), static_cast<size_t>(to_u64(actual_rows, "runPadded: actualRows")),
-        [&](uint64_t upper) { return call_build(build, upper); }, padded, inners));
+        k, static_cast<size_t>(actual), [&](uint64_t upper) { return call_build(build, upper); }, padded, inners));
   });
 }
 
@@ -252,9 +275,11 @@ val cache_run_padded_mixed(JsCache& js, const val& key, const val& actual_rows, 
     std::vector<CacheRunInput> mixed;
     for (size_t i = 0; i < in.names.size(); ++i) mixed.push_back({in.names[i], in.data[i], in.inners[i]});
     const auto inners = to_inners(output_inners, "runPaddedMixed: outputInners");
+    const uint64_t k = to_u64(key, "runPaddedMixed: key");
+    const uint64_t actual = to_u64(actual_rows, "runPaddedMixed: actualRows");
+    check_actual_rows(cache, k, actual, in, "runPaddedMixed");
     return from_run(cache.run_padded_mixed(
-        to_u64(key, "runPaddedMixed: key"), static_cast<size_t>(to_u64(actual_rows, "runPaddedMixed: actualRows")),
-        [&](uint64_t upper) { return call_build(build, upper); }, mixed, inners));
+        k, static_cast<size_t>(actual), [&](uint64_t upper) { return call_build(build, upper); }, mixed, inners));
   });
 }
 

@@ -15,10 +15,35 @@ bool is_instance(const val& v, const char* global_class) {
   return v.instanceof(val::global(global_class));
 }
 
+std::string with_article(const std::string& noun) {
+  const bool vowel = !noun.empty() && std::string("AEIOUaeiou").find(noun[0]) != std::string::npos;
+  return (vowel ? "an " : "a ") + noun;
+}
+
+// What a JS value is, for messages: "null", "undefined", "an array", "an Int32Array", "a Graph",
+// "an object", "a string", "a number", ...
 std::string type_name(const val& v) {
   if (v.isNull()) return "null";
+  if (v.isUndefined()) return "undefined";
   if (v.isArray()) return "an array";
-  return v.typeOf().as<std::string>();
+  const std::string type = v.typeOf().as<std::string>();
+  if (type == "object") {
+    const val ctor = v["constructor"];
+    if (ctor.typeOf().as<std::string>() == "function" && ctor["name"].isString()) {
+      const std::string name = ctor["name"].as<std::string>();
+      if (!name.empty() && name != "Object") return with_article(name);
+    }
+    return "an object";
+  }
+  return with_article(type);
+}
+
+// A hint for values that are numbers of another kind: an array or another typed array.
+std::string convert_hint(const val& v, const char* target) {
+  if (v.isArray() || val::global("ArrayBuffer").call<bool>("isView", v)) {
+    return std::string(" (copy it into one: ") + target + ".from(values))";
+  }
+  return "";
 }
 
 double to_integer(const val& v, double lo, const std::string& what) {
@@ -118,14 +143,16 @@ std::vector<uint64_t> to_keys(const val& list, const std::string& what) {
 
 std::vector<float> to_floats(const val& data, const std::string& what) {
   if (!is_instance(data, "Float32Array")) {
-    fail(ErrorCode::InvalidArgument, what + " must be a Float32Array, got " + type_name(data));
+    fail(ErrorCode::InvalidArgument,
+         what + " must be a Float32Array, got " + type_name(data) + convert_hint(data, "Float32Array"));
   }
   return emscripten::convertJSArrayToNumberVector<float>(data);  // one TypedArray.set
 }
 
 std::vector<uint8_t> to_bytes(const val& data, const std::string& what) {
   if (!is_instance(data, "Uint8Array")) {
-    fail(ErrorCode::InvalidArgument, what + " must be a Uint8Array, got " + type_name(data));
+    fail(ErrorCode::InvalidArgument,
+         what + " must be a Uint8Array, got " + type_name(data) + convert_hint(data, "Uint8Array"));
   }
   return emscripten::convertJSArrayToNumberVector<uint8_t>(data);
 }

@@ -1,8 +1,9 @@
 /// <reference lib="esnext.disposable" />
 // Types of the rungs npm package. They describe wasm/bindings/register.cpp and the wrappers in
 // index.js: keep the three in step (wasm/test/types/ type-checks an example against this file).
+// ES module only: from CommonJS, `const rungs = await import('rungs')` (require() throws, saying so).
 //
-// Names mirror the C++ API (api.md sections 3 to 5) in camelCase. Values cross as Float32Array
+// Names mirror the C++ API (docs/api.md in the rungs repository) in camelCase. Values cross as Float32Array
 // (copied in and out: a view into the wasm heap would go stale when memory grows); keys, extents
 // and row counts are plain numbers (integers up to 2^53); `null` stands for C++ std::nullopt.
 
@@ -59,7 +60,11 @@ export type ErrorCode =
 /**
  * Every rungs call that fails throws a plain JS `Error` whose message is the C++ message (it names
  * the input, op or param at fault) with `code` set to the rungs ErrorCode name. The module and
- * every object stay usable after an error.
+ * every object stay usable after an error. An argument of the wrong kind (an enum that is not one
+ * of its values, a handle of another class, a string where a number or boolean goes, a missing
+ * argument) is a `TypeError` with `code`
+ * 'InvalidArgument', naming the call, the argument and what it takes; so is a call on (or with) an
+ * object after its delete().
  */
 export interface RungsError extends Error {
   code: ErrorCode;
@@ -371,7 +376,8 @@ export declare class BucketedCompileCache implements Deletable {
    * Pads each input to `upper` rows, runs the bucket's graph, slices output i to actualRows rows
    * of outputInners[i] values (0, or i past the list: unsliced). null out of range (no build).
    * build may also return [Graph|HirModule, ParamMap] (params uploaded on first compile), or be
-   * a Model.
+   * a Model. Every input holds exactly actualRows rows (its values / inner): ShapeMismatch
+   * otherwise.
    */
   runPadded(key: number, actualRows: number, build: AnyBuild, inputs: PaddedInput[], outputInners?: number[]): PaddedRun | null;
   runPaddedMixed(key: number, actualRows: number, build: AnyBuild, inputs: CacheRunInput[], outputInners?: number[]): PaddedRun | null;

@@ -5,11 +5,180 @@
 //  - optional arguments get the C++ defaults (Embind itself wants every argument);
 //  - build callbacks are guarded: an exception a build throws is held while the cache unwinds
 //    normally, then rethrown unchanged;
-//  - every class gets [Symbol.dispose] (for `using`), and `ladder` groups the ladder functions.
+//  - every class gets [Symbol.dispose] (for `using`), and `ladder` groups the ladder functions;
+//  - arguments Embind would take on trust are checked first: enums (Device, Activation) must be
+//    one of their values, handles (Graph, HirModule) the right class and not deleted, and a call
+//    on a deleted object is a coded error. What Embind itself refuses (a missing argument, a
+//    value of the wrong type) is rethrown with the function's name and a `code`.
 // Node 20 and browsers load the same file (the wasm is embedded; see wasm/CMakeLists.txt).
+// The module is an ES module with top-level await: from CommonJS load it with
+// `const rungs = await import('rungs')` (README.md, "CommonJS").
 import createRungsModule from './rungs_core.js';
 
 const wasm = await createRungsModule();
+
+// ---- argument errors -----------------------------------------------------------------------
+
+// An argument of the wrong kind: a TypeError (as JS's own) with the rungs `code` InvalidArgument.
+function argumentError(message) {
+  const error = new TypeError(message);
+  error.code = 'InvalidArgument';
+  return error;
+}
+
+// What a JS value is, for messages: "the string 'cpu'", "the number 7", "a HirModule", ...
+function describeValue(v) {
+  if (v === undefined) return 'undefined (nothing)';
+  if (v === null) return 'null';
+  if (typeof v === 'string') return `the string '${v.length > 40 ? `${v.slice(0, 40)}...` : v}'`;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `the ${typeof v} ${String(v)}`;
+  if (typeof v === 'function') return 'a function';
+  if (typeof v === 'symbol') return 'a symbol';
+  if (Array.isArray(v)) return 'an array';
+  for (const E of ['Device', 'Activation']) {
+    if (v instanceof wasm[E]) {
+      const name = Object.keys(wasm[E]).find((k) => wasm[E][k] === v);
+      return name ? `${E}.${name}` : `a forged ${E} value`;
+    }
+  }
+  const ctor = Object.getPrototypeOf(v)?.constructor?.name;
+  if (ctor && ctor !== 'Object') return `${/^[AEIOU]/i.test(ctor) ? 'an' : 'a'} ${ctor}`;
+  let text;
+  try {
+    text = JSON.stringify(v);
+  } catch {
+    text = undefined;
+  }
+  return text && text.length <= 40 ? `the object ${text}` : 'an object';
+}
+
+const className = (obj) => Object.getPrototypeOf(obj)?.constructor?.name ?? 'object';
+
+// An Embind enum: the argument must be one of its own values (Embind would take any object with
+// a numeric `value`, and turn a string or number into its first value).
+function enumArg(enumName, what) {
+  const E = wasm[enumName];
+  const names = Object.keys(E).filter((k) => k !== 'values' && E[k] instanceof E);
+  const allowed = names.map((n) => `${enumName}.${n}`);
+  const list = allowed.length > 1 ? `${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}` : allowed[0];
+  return (who, v) => {
+    if (names.some((n) => E[n] === v)) return;
+    throw argumentError(`${who}: ${what} must be ${list}, got ${describeValue(v)}`);
+  };
+}
+
+// A handle of one class, not deleted.
+function handleArg(classNames, what, hint = {}) {
+  return (who, v) => {
+    const ok = classNames.some((c) => v instanceof wasm[c]);
+    if (!ok) {
+      const got = describeValue(v);
+      const extra = v !== null && typeof v === 'object' && hint[className(v)] ? ` (${hint[className(v)]})` : '';
+      throw argumentError(`${who}: ${what} must be ${classNames.map((c) => `a ${c}`).join(' or ')}, got ${got}${extra}`);
+    }
+    if (v.isDeleted()) throw deletedError(who, v, what);
+  };
+}
+
+function deletedError(who, obj, what = null) {
+  const error = new Error(what
+    ? `${who}: ${what} (a ${className(obj)}) was deleted: delete() was called on it, so it cannot be used any more`
+    : `${who}: this ${className(obj)} was deleted: delete() was called on it, so it cannot be used any more`);
+  error.code = 'InvalidArgument';
+  return error;
+}
+
+// Errors Embind throws on its own while converting arguments (before any C++ runs).
+function isEmbindError(e) {
+  return ((wasm.BindingError && e instanceof wasm.BindingError) || e instanceof TypeError) && e.code === undefined;
+}
+function recodeEmbindError(e, who) {
+  const error = argumentError(e.message.startsWith(who) ? e.message : `${who}: ${e.message}`);
+  error.cause = e;
+  return error;
+}
+
+const deviceArg = enumArg('Device', 'device');
+const activationArg = enumArg('Activation', 'activation');
+// A Value: a node handle {id} a builder returned (Embind would truncate 1.5 to 1 and wrap -1).
+const isValue = (v) => v !== null && typeof v === 'object' && Number.isInteger(v.id) && v.id >= 0 && v.id < 2 ** 32;
+const valueArg = (what, optional = false) => (who, v) => {
+  if (optional && (v === null || v === undefined)) return;
+  if (!isValue(v)) {
+    throw argumentError(`${who}: ${what} must be a Value ({id}) returned by this builder${optional ? ' or null' : ''}, got ${describeValue(v)}`);
+  }
+};
+const valuesArg = (what) => (who, list) => {
+  if (!Array.isArray(list)) throw argumentError(`${who}: ${what} must be an array of Values, got ${describeValue(list)}`);
+  list.forEach((v, i) => valueArg(`${what}[${i}]`)(who, v));
+};
+
+// Plain numbers and booleans Embind would coerce ('a' to 0, 1.5 to 1, 'no' to true).
+const intArg = (what) => (who, v) => {
+  if (!Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31) {
+    throw argumentError(`${who}: ${what} must be a whole number, got ${describeValue(v)}`);
+  }
+};
+const numberArg = (what) => (who, v) => {
+  if (typeof v !== 'number') throw argumentError(`${who}: ${what} must be a number, got ${describeValue(v)}`);
+};
+const boolArg = (what) => (who, v) => {
+  if (typeof v !== 'boolean') throw argumentError(`${who}: ${what} must be true or false, got ${describeValue(v)}`);
+};
+
+// Checks per call, by argument position (after defaults are filled in).
+const argChecks = {
+  'Session': [deviceArg],
+  'BucketedCompileCache': [deviceArg],
+  'BucketedCompileCache.withPolicy': [deviceArg],
+  'BucketedCompileCache.powerOfTwoLadder': [deviceArg],
+  'BucketedCompileCache.powerOfTwoLadderWithPolicy': [deviceArg],
+  'Session.compile': [handleArg(['Graph'], 'graph', { HirModule: 'compile a HirModule with compileHir' })],
+  'Session.compileHir': [handleArg(['HirModule'], 'module', { Graph: 'compile a Graph with compile' })],
+  'HirModule.linear': [valueArg('x'), null, null, activationArg, boolArg('bias')],
+  'HirModule.mlp': [valueArg('x'), null, null, activationArg],
+  'HirModule.layerNorm': [valueArg('x'), null, numberArg('eps')],
+  'HirModule.rmsNorm': [valueArg('x'), null, numberArg('eps')],
+  'HirModule.selfAttention': [valueArg('x'), null, intArg('heads'), valueArg('keyMask', true), boolArg('causal')],
+  'HirModule.embedding': [valueArg('ids')],
+  'HirModule.meanPool': [valueArg('x'), valueArg('mask', true)],
+  'HirModule.add': [valueArg('a'), valueArg('b')],
+  'HirModule.output': [null, valueArg('value')],
+  'HirModule.shape': [valueArg('value')],
+  'Graph.softmax': [valueArg('x'), intArg('axis')],
+  'Graph.layerNorm': [valueArg('x'), valueArg('gamma'), valueArg('beta'), numberArg('eps')],
+  'Graph.rmsNorm': [valueArg('x'), valueArg('gamma'), numberArg('eps')],
+  'Graph.reshape': [valueArg('x')],
+  'Graph.transpose': [valueArg('x')],
+  'Graph.slice': [valueArg('x'), intArg('axis')],
+  'Graph.concat': [valuesArg('xs'), intArg('axis')],
+  'Graph.attention': [valueArg('q'), valueArg('k'), valueArg('v')],
+  'Graph.output': [null, valueArg('value')],
+  'Graph.shape': [valueArg('value')],
+};
+for (const op of ['relu', 'gelu', 'geluTanh', 'silu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'rsqrt', 'neg', 'abs']) {
+  argChecks[`Graph.${op}`] = [valueArg('x')];
+}
+for (const op of ['sum', 'mean', 'max']) argChecks[`Graph.${op}`] = [valueArg('x'), null, boolArg('keepDims')];
+argChecks['ladder.powerOfTwo'] = [null, null, boolArg('head')];
+argChecks['ladder.linear'] = [null, null, null, boolArg('head')];
+argChecks['ladder.geometric'] = [null, null, numberArg('ratio'), boolArg('head')];
+argChecks['ladder.fromExtents'] = [null, boolArg('head')];
+argChecks['ladder.lognormalTrace'] = [numberArg('median'), null, null, null, numberArg('sigma')];
+for (const op of ['matmul', 'add', 'sub', 'mul', 'div', 'maximum', 'minimum']) {
+  argChecks[`Graph.${op}`] = [valueArg('a'), valueArg('b')];
+}
+argChecks['Graph.gather'] = [valueArg('table'), valueArg('indices')];
+
+// Checks the arguments given; a missing one (past the end) is left to Embind's own count check,
+// which names the call and the count (constructors check every position: `new Session()`).
+function checkArgs(who, args, all = false) {
+  const checks = argChecks[who];
+  if (checks) checks.forEach((check, i) => check && (all || i < args.length) && check(who, args[i]));
+  args.forEach((a, i) => {
+    if (isHandle(a) && a.isDeleted()) throw deletedError(who, a, `argument ${i + 1}`);
+  });
+}
 
 function takeError() {
   const pending = wasm.rungsPendingError;
@@ -27,7 +196,14 @@ function isHandle(x) {
 // A bound function that throws the error the C++ side recorded (freeing whatever it returned).
 function checked(fn, name) {
   const wrapped = function (...args) {
-    const result = fn.apply(this, args);
+    if (isHandle(this) && this.isDeleted()) throw deletedError(name, this);
+    checkArgs(name, args);
+    let result;
+    try {
+      result = fn.apply(this, args);
+    } catch (e) {
+      throw isEmbindError(e) ? recodeEmbindError(e, name) : e;
+    }
     const error = takeError();
     if (error) {
       if (isHandle(result) && !result.isDeleted()) result.delete();
@@ -44,11 +220,11 @@ const required = Symbol('required');
 function withDefaults(fn, name, defaults) {
   const wrapped = function (...args) {
     if (args.length > defaults.length) {
-      throw new TypeError(`${name}: expected at most ${defaults.length} arguments, got ${args.length}`);
+      throw argumentError(`${name}: expected at most ${defaults.length} arguments, got ${args.length}`);
     }
     const full = defaults.map((d, i) => {
       if (args[i] !== undefined) return args[i];
-      if (d === required) throw new TypeError(`${name}: argument ${i + 1} is required`);
+      if (d === required) throw argumentError(`${name}: argument ${i + 1} is required`);
       return d;
     });
     return fn.apply(this, full);
@@ -89,7 +265,7 @@ function wrapClass(name) {
   const proto = cls.prototype;
   for (const key of Object.getOwnPropertyNames(proto)) {
     if (handleMethods.has(key) || typeof proto[key] !== 'function') continue;
-    let fn = checked(proto[key], `${name}.${key}`);
+    let fn = checked(proto[key], `${name}.${key.replace(/^_/, '')}`);
     const defaults = methodDefaults[name]?.[key];
     if (defaults) fn = withDefaults(fn, `${name}.${key}`, defaults);
     proto[key] = fn;
@@ -103,7 +279,13 @@ function wrapClass(name) {
   }
   return new Proxy(cls, {
     construct(target, args) {
-      const object = new target(...args);
+      checkArgs(name, args, true);
+      let object;
+      try {
+        object = new target(...args);
+      } catch (e) {
+        throw isEmbindError(e) ? recodeEmbindError(e, `new ${name}`) : e;
+      }
       const error = takeError();
       if (error) {
         object.delete();
@@ -112,6 +294,20 @@ function wrapClass(name) {
       return object;
     },
   });
+}
+
+// delete(), clone(), deleteLater() and isAliasOf() come from Embind's common base class: a call on
+// a deleted object is a coded error there too (isDeleted() always answers).
+{
+  const base = Object.getPrototypeOf(wasm.Graph.prototype);
+  for (const key of ['delete', 'clone', 'deleteLater', 'isAliasOf']) {
+    const raw = base[key];
+    if (typeof raw !== 'function') continue;
+    base[key] = function (...args) {
+      if (isHandle(this) && this.isDeleted()) throw deletedError(`${className(this)}.${key}`, this);
+      return raw.apply(this, args);
+    };
+  }
 }
 
 export const Graph = wrapClass('Graph');
@@ -145,7 +341,7 @@ export const PrecisionPolicy = Object.freeze({
 function guardBuild(build, who) {
   if (build instanceof wasm.Model) return [build, { error: null }];
   if (typeof build !== 'function') {
-    throw new TypeError(`${who}: build must be a function (upper) => Graph | HirModule | [.., params], or a Model`);
+    throw argumentError(`${who}: build must be a function (upper) => Graph | HirModule | [.., params], or a Model, got ${describeValue(build)}`);
   }
   const state = { error: null };
   const fn = (upper) => {
@@ -190,7 +386,7 @@ function withBuild(raw, who, buildIndex, defaults) {
   p.runPaddedMixed = withBuild(p._runPaddedMixed, 'BucketedCompileCache.runPaddedMixed', 2, [R, R, R, R, []]);
   const setActiveExtent = p.setActiveExtent;
   p.setActiveExtent = function (on) {
-    if (typeof on !== 'boolean') throw new TypeError('BucketedCompileCache.setActiveExtent: on must be a boolean');
+    if (typeof on !== 'boolean') throw argumentError(`BucketedCompileCache.setActiveExtent: on must be a boolean, got ${describeValue(on)}`);
     setActiveExtent.call(this, on);
     return this;
   };

@@ -17,9 +17,39 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 test('package.json: ES module, exports with node and browser conditions, files allowlist', () => {
   assert.equal(pkg.type, 'module');
-  assert.deepEqual(Object.keys(pkg.exports['.']).sort(), ['browser', 'default', 'node', 'types']);
+  assert.deepEqual(Object.keys(pkg.exports['.']).sort(), ['browser', 'default', 'node', 'require', 'types']);
   assert.equal(pkg.types, './index.d.ts');
-  assert.deepEqual([...pkg.files].sort(), ['README.md', 'index.d.ts', 'index.js', 'rungs_core.js']);
+  assert.deepEqual([...pkg.files].sort(), ['README.md', 'index.cjs', 'index.d.ts', 'index.js', 'rungs_core.js']);
+});
+
+test("require('rungs') says how to load it from CommonJS; import() from CommonJS works", () => {
+  let caught;
+  try {
+    require('rungs');
+  } catch (e) {
+    caught = e;
+  }
+  assert.ok(caught instanceof Error, 'require() fails');
+  assert.equal(caught.code, 'ERR_REQUIRE_ASYNC_MODULE');
+  assert.match(caught.message, /ES module/);
+  assert.match(caught.message, /await import\('rungs'\)/, caught.message);
+  // What the message says works: a CommonJS script that loads rungs with a dynamic import.
+  const dir = mkdtempSync(join(process.cwd(), 'cjs-example-'));
+  try {
+    writeFileSync(join(dir, 'main.cjs'), [
+      "async function main() {",
+      "  const { Session, Device, version } = await import('rungs');",
+      "  const session = new Session(Device.Cpu);",
+      "  session.delete();",
+      "  console.log(version());",
+      "}",
+      "main();",
+    ].join('\n'));
+    const out = execFileSync(process.execPath, [join(dir, 'main.cjs')], { encoding: 'utf8' });
+    assert.match(out.trim(), /^\d+\.\d+\.\d+$/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('the wasm binary is under 1 MiB gzipped', () => {

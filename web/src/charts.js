@@ -37,20 +37,26 @@ const axisCommon = {
   nameTextStyle: { color: INK3, fontSize: 11, fontFamily: FONT },
 };
 
+/** The width charts are drawn at for printing (A4 or Letter portrait, default margins). */
+export const PRINT_WIDTH = 680;
+
 // A chart that, while a run streams updates (several a second to five charts), draws only when on
 // screen: updates that arrive while it is scrolled away are kept and drawn when it comes back.
-// update(data, { always: true }) draws anyway (the final state of a run).
+// update(data, { always: true }) draws anyway (the final state of a run). print(true) draws it
+// now at the print width, print(false) back at the element's size.
 function make(el) {
   const chart = echarts.init(el, null, { renderer: 'canvas' });
   let last = null;
   let draw = null;
   let visible = true;
   let dirty = false;
+  let printing = false;
   const paint = () => {
     dirty = false;
     if (last && draw) draw(last);
   };
   new ResizeObserver(() => {
+    if (printing) return;
     chart.resize();
     if (visible) paint();
     else dirty = true;
@@ -61,7 +67,14 @@ function make(el) {
   }, { rootMargin: '200px' }).observe(el);
   return {
     chart,
-    narrow: () => el.clientWidth < 520,
+    narrow: () => (printing ? PRINT_WIDTH : el.clientWidth) < 520,
+    print(on) {
+      printing = on;
+      chart.resize(on ? { width: PRINT_WIDTH, height: el.clientHeight || 260 } : undefined);
+      if (on || visible) paint();
+      else dirty = true;
+      el.dataset.printWidth = on ? String(chart.getWidth()) : '';
+    },
     set(fn, data, always) {
       draw = fn;
       last = data;
@@ -201,7 +214,7 @@ export function ladderChart(el, onSelect) {
               if (!b) return `${head}<br><span style="color:${INK3}">not run yet</span>`;
               const waste = b.actualRows ? fmtX(b.paddedRows / b.actualRows) : '—';
               return `${head}<br>${b.compiled ? `compiled in ${fmtMs(b.compileMs)}` : 'not compiled'}<br>` +
-                `${fmtInt(b.runs)} requests (${fmtInt(b.hits)} hits + ${fmtInt(b.compiles)} compile)<br>` +
+                `${fmtInt(b.runs)} requests (${fmtInt(b.hits)} cache hits + ${fmtInt(b.compiles)} compile)<br>` +
                 `${fmtInt(b.actualRows)} real → ${fmtInt(b.paddedRows)} padded rows (${waste})`;
             },
           },
@@ -265,7 +278,7 @@ export function ladderChart(el, onSelect) {
       ],
     }, { notMerge: true });
   };
-  return { update: (d, o) => c.set(draw, d, o && o.always) };
+  return { update: (d, o) => c.set(draw, d, o && o.always), print: (on) => c.print(on) };
 }
 
 // ----------------------------------------------------------------------------------------- rows per bucket
@@ -324,7 +337,7 @@ export function paddingChart(el, onSelect) {
       ],
     }, { notMerge: true });
   };
-  return { update: (d, o) => c.set(draw, d, o && o.always) };
+  return { update: (d, o) => c.set(draw, d, o && o.always), print: (on) => c.print(on) };
 }
 
 // ----------------------------------------------------------------------------------------- waste over time
@@ -365,15 +378,48 @@ export function wasteChart(el) {
       })),
     }, { notMerge: true });
   };
-  return { update: (d, o) => c.set(draw, d, o && o.always) };
+  return { update: (d, o) => c.set(draw, d, o && o.always), print: (on) => c.print(on) };
 }
 
 // ----------------------------------------------------------------------------------------- timeline
 
+const LABEL_GAP = 4;
+
+// Labels the compile diamonds with their extent where a label fits: left to right, a label is
+// shown only if its box (measured in pixels where ECharts placed the point) overlaps no label
+// already shown, so labels never pile on each other (ECharts' hideOverlap does not apply to
+// scatter labels). The boxes shown are left in el.dataset.labels (JSON) for the browser test.
+function labelCompiles(chart, el, compiles) {
+  const ctx = labelCompiles.ctx ?? (labelCompiles.ctx = document.createElement('canvas').getContext('2d'));
+  ctx.font = `600 10.5px ${FONT}`;
+  const shown = [];
+  const order = compiles.map((p, k) => k).sort((a, b) => compiles[a][0] - compiles[b][0]);
+  const show = new Array(compiles.length).fill(false);
+  for (const k of order) {
+    const p = compiles[k];
+    const at = chart.convertToPixel({ seriesId: 'compiles' }, [p[0], p[1]]);
+    if (!at || !Number.isFinite(at[0]) || !Number.isFinite(at[1])) continue;
+    const text = `${p[3]}`;
+    const w = Math.ceil(ctx.measureText(text).width) + 2;
+    const h = 14;
+    const box = { x: at[0] + 6 + LABEL_GAP, y: at[1] - h / 2, w, h, text };
+    if (box.x + w > chart.getWidth()) continue;
+    const hit = shown.some((b) => box.x < b.x + b.w + 2 && b.x < box.x + box.w + 2 && box.y < b.y + b.h && b.y < box.y + box.h);
+    if (hit) continue;
+    shown.push(box);
+    show[k] = true;
+  }
+  if (shown.length) {
+    chart.setOption({ series: [{ id: 'compiles', data: compiles.map((p, k) => ({ value: p, label: { show: show[k] } })) }] });
+  }
+  el.dataset.labels = JSON.stringify(shown);
+}
+
 /** Latency of every request (log scale); requests that compiled their bucket stand out. */
 export function timelineChart(el) {
   const c = make(el);
-  const draw = ({ events, color, total }) => {
+  const draw = ({ events, color, total, scheme }) => {
+    if (scheme) el.setAttribute('aria-label', `Per-request latency and compile events of scheme ${scheme}`);
     const plain = [];
     const compiles = [];
     for (const e of events) {
@@ -417,14 +463,14 @@ export function timelineChart(el) {
           symbol: 'diamond',
           symbolSize: 12,
           itemStyle: { color: COMPILE, borderColor: '#ffffff', borderWidth: 1 },
-          label: { show: compiles.length <= 40, position: 'right', distance: 4, formatter: (p) => `${p.value[3]}`, color: COMPILE, fontSize: 10.5, fontWeight: 600, fontFamily: FONT },
-          labelLayout: { hideOverlap: true },
+          label: { show: false, position: 'right', distance: LABEL_GAP, formatter: (p) => `${p.value[3]}`, color: COMPILE, fontSize: 10.5, fontWeight: 600, fontFamily: FONT },
           z: 4,
         },
       ],
     }, { notMerge: true });
+    labelCompiles(c.chart, el, compiles);
   };
-  return { update: (d, o) => c.set(draw, d, o && o.always) };
+  return { update: (d, o) => c.set(draw, d, o && o.always), print: (on) => c.print(on) };
 }
 
 // ----------------------------------------------------------------------------------------- compare
@@ -468,5 +514,5 @@ export function compareChart(el) {
     if (rows.length === 0) option.title = [emptyNote('Run to compare the schemes').title];
     c.chart.setOption(option, { notMerge: true });
   };
-  return { update: (d, o) => c.set(draw, d, o && o.always) };
+  return { update: (d, o) => c.set(draw, d, o && o.always), print: (on) => c.print(on) };
 }

@@ -7,6 +7,8 @@ import { compareChart, ladderChart, paddingChart, timelineChart, wasteChart } fr
 import { fmtBytes, fmtInt, fmtMs, fmtPct, fmtX } from './format.js';
 import { DEFAULT_SCHEME, KINDS, schemeLabel } from './schemes.js';
 import { PRESETS, describeProblems } from './traffic.js';
+import { exportCsv, exportJson, latencyText, meanSd } from './export.js';
+import { MAX_REPETITIONS, MAX_SCHEMES, settingsFromQuery, settingsToQuery } from './url.js';
 import classifierDesc from '../../examples/models/classifier.json';
 import classifierJson from '../../examples/models/classifier.json?url';
 import classifierWeights from '../../examples/models/classifier.safetensors?url';
@@ -25,7 +27,6 @@ const MODELS = {
 };
 const COLORS = ['#4f46e5', '#0d9488', '#d97706'];
 const LETTERS = ['A', 'B', 'C'];
-const MAX_SCHEMES = 3;
 
 const SAMPLE_LENGTHS = '12 40 7 128 33 19 64 250 5 17 24 31 9 96 48 22 16 3 180 27';
 const SAMPLE_TEXT = `A bucketed cache compiles one graph per bucket of request lengths. Each request is padded up to its bucket's extent.
@@ -38,6 +39,7 @@ const params = new URLSearchParams(location.search);
 const state = {
   model: 'encoder',
   active: false,
+  repetitions: 1,  // each scheme runs the requests this many times, each with a fresh cache
   schemes: [{ ...DEFAULT_SCHEME }, { ...DEFAULT_SCHEME, kind: 'optimal', budget: 6 }],
   selected: 0,
   traffic: { kind: 'lognormal', count: 300, max: 256, median: 24, seed: 1, lengthsText: SAMPLE_LENGTHS, text: SAMPLE_TEXT },
@@ -50,6 +52,36 @@ const state = {
   env: null,
   runsStarted: 0,
 };
+
+// ------------------------------------------------------------------------------------------ URL
+
+// The settings live in the URL (url.js), so a view can be shared and a reload restores it.
+function readUrl() {
+  const got = settingsFromQuery(location.search, { ...settings(), selected: state.selected }, Object.keys(MODELS));
+  Object.assign(state, { model: got.model, active: got.active, repetitions: got.repetitions, schemes: got.schemes, selected: got.selected, traffic: got.traffic });
+}
+
+function settings() {
+  return { model: state.model, active: state.active, repetitions: state.repetitions, schemes: state.schemes, traffic: state.traffic };
+}
+// The settings a run depends on, as text (a run whose key differs from the current one is stale).
+const settingsKey = () => JSON.stringify(settings());
+
+// Written at most every 250 ms (typing in a box would otherwise call replaceState per key, which
+// browsers throttle with a console warning past 100 calls in 10 s).
+let lastUrl = '';
+let urlTimer = 0;
+function writeUrl() {
+  if (!urlTimer) urlTimer = setTimeout(writeUrlNow, 250);
+}
+function writeUrlNow() {
+  urlTimer = 0;
+  const url = `${location.pathname}?${settingsToQuery({ ...settings(), selected: state.selected }, location.search)}`;
+  if (url !== lastUrl) {
+    lastUrl = url;
+    history.replaceState(null, '', url);
+  }
+}
 
 const $ = (id) => document.getElementById(id);
 const el = {
@@ -68,6 +100,8 @@ const el = {
   remove: $('remove-scheme'),
   quick: $('quick-compare'),
   active: $('active'),
+  repetitions: $('repetitions'),
+  repetitionsError: $('repetitions-error'),
   trafficKind: $('traffic-kind'),
   count: $('traffic-count'),
   max: $('traffic-max'),
@@ -178,11 +212,15 @@ function startRun() {
     expectedWaste: plan.ladders[i].expectedWaste,
   }));
   const runnable = schemes.map((s, i) => (s.ranges ? i : -1)).filter((i) => i >= 0);
+  const reps = state.repetitions;
+  const repsOk = Number.isInteger(reps) && reps >= 1 && reps <= MAX_REPETITIONS;
   state.run = {
     id: runId,
+    key: settingsKey(),
     status: 'running',
     model: state.model,
     active: state.active,
+    repetitions: repsOk ? reps : 1,
     lengths: plan.lengths,
     schemes,
     runnable,
@@ -193,9 +231,11 @@ function startRun() {
   state.bucket = -1;
   state.bucketPicked = false;
   state.live = true;
-  if (plan.lengths.length === 0 || runnable.length === 0) {
+  if (plan.lengths.length === 0 || runnable.length === 0 || !repsOk) {
     state.run.status = 'error';
-    state.run.message = plan.lengths.length === 0 ? 'No requests to run: fix the traffic (see the notes under it).' : 'No scheme can run: fix the scheme settings.';
+    state.run.message = plan.lengths.length === 0 ? 'No requests to run: fix the traffic (see the notes under it).'
+      : runnable.length === 0 ? 'No scheme can run: fix the scheme settings (see the message beside the field).'
+        : `No run: repetitions must be a whole number from 1 to ${MAX_REPETITIONS}.`;
     publish();
     renderAll();
     return;
@@ -206,6 +246,7 @@ function startRun() {
     model: state.model,
     modelUrls: MODELS[state.model].urls,
     active: state.active,
+    repetitions: state.run.repetitions,
     lengths: plan.lengths,
     schemes: runnable.map((i) => ({ ranges: schemes[i].ranges })),
   });
@@ -224,7 +265,7 @@ function stopRun() {
 }
 
 function newResult() {
-  return { done: 0, events: [], stats: null, final: false, reports: null, heap: null, totalMs: 0, refused: 0, cumActual: 0, cumPadded: 0, waste: [] };
+  return { done: 0, events: [], stats: null, final: false, reports: null, heap: null, totalMs: 0, refused: 0, cumActual: 0, cumPadded: 0, waste: [], repTotals: null, latency: null };
 }
 
 function absorb(res, events) {
@@ -252,8 +293,10 @@ function onRunMessage(m) {
     const res = run.results[index];
     absorb(res, m.events);
     res.done = m.done;
-    res.stats = m.stats;
-    res.heap = m.heap;
+    if (m.stats) {
+      res.stats = m.stats;
+      res.heap = m.heap;
+    }
   } else if (m.type === 'scheme-done') {
     const res = run.results[index];
     res.stats = m.stats;
@@ -262,6 +305,9 @@ function onRunMessage(m) {
     res.final = true;
     res.totalMs = m.totalMs;
     res.refused = m.refused;
+    res.done = run.lengths.length * run.repetitions;
+    res.repTotals = m.repTotals;
+    res.latency = m.latency;
   } else if (m.type === 'done') {
     run.status = 'done';
     run.current = -1;
@@ -282,6 +328,7 @@ function publish() {
   const run = state.run;
   document.body.dataset.status = run ? run.status : 'idle';
   document.body.dataset.runId = run ? String(run.id) : '';
+  writeUrl();
   window.__rungs = {
     ready: state.ready,
     env: state.env,
@@ -290,6 +337,9 @@ function publish() {
     runsStarted: state.runsStarted,
     model: run ? run.model : state.model,
     active: run ? run.active : state.active,
+    repetitions: run ? run.repetitions : state.repetitions,
+    settings: JSON.parse(settingsKey()),
+    stale: !!run && run.key !== settingsKey(),
     problems: state.plan ? state.plan.problems : [],
     lengths: run ? run.lengths : state.plan ? state.plan.lengths : [],
     selected: state.selected,
@@ -307,6 +357,8 @@ function publish() {
         stats: r && r.final ? r.stats : null,  // the worker's final cache.stats() of this scheme
         totalMs: r ? r.totalMs : null,
         refused: r ? r.refused : 0,
+        repTotals: r && r.final ? r.repTotals : null,
+        latency: r && r.final ? r.latency : null,  // per-request ms percentiles over every repetition
       };
     }),
   };
@@ -317,24 +369,52 @@ function publish() {
 function buildStaticControls() {
   for (const [k, v] of Object.entries(KINDS)) el.kind.add(new Option(v.label, k));
   for (const [k, v] of Object.entries(PRESETS)) el.trafficKind.add(new Option(v, k));
+  // A message slot beside each scheme field: an invalid setting is named next to the input.
+  for (const [k, input] of Object.entries(el.fields)) {
+    const note = document.createElement('span');
+    note.className = 'field-error';
+    note.id = `scheme-${k}-error`;
+    note.setAttribute('aria-live', 'polite');
+    input.insertAdjacentElement('afterend', note);
+  }
+}
+
+// Sets a number input from the state without fighting the user: an empty field (NaN in the state)
+// stays empty (assigning NaN would log "The specified value NaN cannot be parsed"), and a field
+// whose text already means this number keeps its text.
+function setNumber(input, v) {
+  const want = typeof v === 'number' && Number.isFinite(v) ? v : NaN;
+  if (Object.is(readNumber(input), want)) return;
+  input.value = Number.isNaN(want) ? '' : String(want);
 }
 
 function syncInputs() {
   document.querySelector(`input[name="model"][value="${state.model}"]`).checked = true;
   const s = state.schemes[state.selected];
   el.kind.value = s.kind;
-  for (const [k, input] of Object.entries(el.fields)) input.value = s[k] ?? '';
+  for (const [k, input] of Object.entries(el.fields)) {
+    if (k === 'extents') {
+      if (input.value !== (s[k] ?? '')) input.value = s[k] ?? '';
+    } else {
+      setNumber(input, s[k]);
+    }
+  }
   el.head.checked = !!s.head;
   for (const label of document.querySelectorAll('[data-param]')) {
     label.hidden = !KINDS[s.kind].params.includes(label.dataset.param);
   }
   el.active.checked = state.active;
+  setNumber(el.repetitions, state.repetitions);
+  const repsOk = Number.isInteger(state.repetitions) && state.repetitions >= 1 && state.repetitions <= MAX_REPETITIONS;
+  el.repetitionsError.textContent = repsOk ? '' : `Repetitions must be a whole number from 1 to ${MAX_REPETITIONS}`;
+  if (repsOk) el.repetitions.removeAttribute('aria-invalid');
+  else el.repetitions.setAttribute('aria-invalid', 'true');
   const t = state.traffic;
   el.trafficKind.value = t.kind;
-  el.count.value = t.count;
-  el.max.value = t.max;
-  el.median.value = t.median;
-  el.seed.value = t.seed;
+  setNumber(el.count, t.count);
+  setNumber(el.max, t.max);
+  setNumber(el.median, t.median);
+  setNumber(el.seed, t.seed);
   const pasted = t.kind === 'lengths' || t.kind === 'text';
   for (const label of document.querySelectorAll('[data-traffic]')) {
     const w = label.dataset.traffic;
@@ -381,8 +461,22 @@ function renderControls() {
   el.modelDesc.textContent = `${d.description}. Bucket dimension: ${d.bucket_dim}.`;
   const plan = state.plan;
   const lad = plan ? plan.ladders[state.selected] : null;
-  el.schemeError.textContent = lad && lad.error ? lad.error : '';
-  for (const input of Object.values(el.fields)) input.removeAttribute('aria-invalid');
+  // An error about one field goes beside it; the library's own refusals (a ladder it rejects) under
+  // the editor.
+  const field = lad && lad.error && lad.field && el.fields[lad.field] ? lad.field : null;
+  el.schemeError.textContent = lad && lad.error && !field ? lad.error : '';
+  for (const [k, input] of Object.entries(el.fields)) {
+    const note = $(`scheme-${k}-error`);
+    if (k === field) {
+      note.textContent = lad.error;
+      input.setAttribute('aria-invalid', 'true');
+      input.setAttribute('aria-describedby', note.id);
+    } else {
+      note.textContent = '';
+      input.removeAttribute('aria-invalid');
+      input.removeAttribute('aria-describedby');
+    }
+  }
   if (lad && lad.ranges) {
     const n = plan.lengths.length;
     const outside = n - lad.covered;
@@ -416,7 +510,18 @@ function readNumber(input) {
 function changed(rerunDelay) {
   renderTabs();
   syncInputs();
+  renderStale();
   replanSoon(rerunDelay);
+}
+
+// Results of a run made with other settings than the ones now on the page are marked as such
+// (dimmed, with a note) until the new run replaces them.
+function renderStale() {
+  const run = state.run;
+  const stale = !!run && run.key !== settingsKey();
+  $('results').dataset.stale = stale ? 'true' : 'false';
+  $('stale-note').hidden = !stale;
+  publish();
 }
 
 function wireControls() {
@@ -426,6 +531,7 @@ function wireControls() {
   }));
   el.tabs.addEventListener('change', (ev) => {
     state.selected = Number(ev.target.value);
+    writeUrl();
     state.bucket = -1;
     state.bucketPicked = false;
     renderControls();
@@ -440,6 +546,7 @@ function wireControls() {
     input.addEventListener('input', () => {
       state.schemes[state.selected][k] = k === 'extents' ? input.value : readNumber(input);
       renderTabs();
+      renderStale();
       replanSoon(450);
     });
   }
@@ -476,6 +583,12 @@ function wireControls() {
     state.active = el.active.checked;
     changed(0);
   });
+  el.repetitions.addEventListener('input', () => {
+    state.repetitions = readNumber(el.repetitions);
+    syncInputs();
+    renderStale();
+    replanSoon(450);
+  });
   el.trafficKind.addEventListener('change', () => {
     state.traffic.kind = el.trafficKind.value;
     changed(0);
@@ -483,12 +596,14 @@ function wireControls() {
   for (const [k, input] of [['count', el.count], ['max', el.max], ['median', el.median], ['seed', el.seed]]) {
     input.addEventListener('input', () => {
       state.traffic[k] = readNumber(input);
+      renderStale();
       replanSoon(450);
     });
   }
   el.text.addEventListener('input', () => {
     if (state.traffic.kind === 'text') state.traffic.text = el.text.value;
     else state.traffic.lengthsText = el.text.value;
+    renderStale();
     replanSoon(600);
   });
   $('controls').addEventListener('submit', (ev) => {
@@ -498,10 +613,30 @@ function wireControls() {
     replan();
   });
   el.stop.addEventListener('click', stopRun);
+  $('export-json').addEventListener('click', () => download('json'));
+  $('export-csv').addEventListener('click', () => download('csv'));
   el.logAxis.addEventListener('change', () => renderResults());
   el.bucketSelect.addEventListener('change', () => {
     selectBucket(Number(el.bucketSelect.value));
   });
+}
+
+// ------------------------------------------------------------------------------------------ export
+
+function download(kind) {
+  const run = state.run;
+  if (!run) return;
+  const text = kind === 'json'
+    ? exportJson(run, { rungs: state.env, url: location.href, settings: JSON.parse(run.key) })
+    : exportCsv(run);
+  const blob = new Blob([text], { type: kind === 'json' ? 'application/json' : 'text/csv' });
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = `rungs-demo-${run.model}.${kind}`;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
 }
 
 // ------------------------------------------------------------------------------------------ results
@@ -572,7 +707,7 @@ function renderRunbar() {
     return;
   }
   const n = run.lengths.length;
-  const total = n * run.runnable.length;
+  const total = n * run.runnable.length * run.repetitions;
   const done = run.runnable.reduce((acc, i) => acc + (run.results[i] ? run.results[i].done : 0), 0);
   el.progress.max = Math.max(1, total);
   el.progress.value = done;
@@ -581,9 +716,11 @@ function renderRunbar() {
   el.runCount.textContent = `${fmtInt(done)} / ${fmtInt(total)} requests`;
   if (run.status === 'running') {
     const cur = run.current >= 0 ? run.schemes[run.current] : null;
-    el.status.textContent = cur ? `Running scheme ${cur.letter} (${cur.label}) on ${run.model}…` : `Loading ${run.model}…`;
+    const repNote = run.repetitions > 1 && cur ? ` (repetition ${Math.min(run.repetitions, 1 + Math.floor((run.results[run.current]?.done ?? 0) / Math.max(1, n)))} of ${run.repetitions})` : '';
+    el.status.textContent = cur ? `Running scheme ${cur.letter} (${cur.label}) on ${run.model}${repNote}…` : `Loading ${run.model}…`;
   } else if (run.status === 'done') {
-    el.status.textContent = `Done: ${fmtInt(n)} requests through ${run.runnable.length} ${run.runnable.length === 1 ? 'scheme' : 'schemes'} on ${run.model}`;
+    el.status.textContent = `Done: ${fmtInt(n)} requests through ${run.runnable.length} ${run.runnable.length === 1 ? 'scheme' : 'schemes'} on ${run.model}` +
+      (run.repetitions > 1 ? `, ${run.repetitions} times each` : '');
   } else if (run.status === 'stopped') {
     el.status.textContent = 'Stopped. Press Run to start again.';
   } else if (run.status === 'error') {
@@ -621,11 +758,12 @@ function renderCards(view) {
   if (view.run && view.run.active) sub += ` · computed ${fmtX(s.computeWaste)}`;
   el.bigWasteSub.textContent = sub;
   setOut(reqV, fmtInt(s.runs), s.runs);
-  reqS.textContent = result.refused ? `${fmtInt(result.refused)} refused (no bucket)` : `of ${fmtInt(view.lengths.length)} · ${fmtInt(s.hits)} hits`;
+  reqS.textContent = result.refused ? `${fmtInt(result.refused)} refused (no bucket)` : `of ${fmtInt(view.lengths.length)} · ${fmtInt(s.hits)} cache hits`;
   setOut(comV, `${fmtInt(s.compiles)} / ${scheme.ranges.length}`, s.compiles);
   comS.textContent = `${fmtMs(s.compileMs)} compiling`;
   setOut(timeV, fmtMs(result.totalMs), result.totalMs);
-  timeS.textContent = `run ${fmtMs(s.runMs)} · compile ${fmtMs(s.compileMs)}`;
+  timeS.textContent = `run ${fmtMs(s.runMs)} · compile ${fmtMs(s.compileMs)}` +
+    (result.latency ? ` · per request ${latencyText(result.latency, fmtMs)}` : '');
   const mem = s.arenaBytes + s.weightBytes;
   setOut(memV, fmtBytes(mem), mem);
   memS.textContent = `arena ${fmtBytes(s.arenaBytes)} · weights ${fmtBytes(s.weightBytes)}`;
@@ -668,6 +806,11 @@ function renderCompare() {
         arena: st ? st.arenaBytes : null,
         weights: st ? st.weightBytes : null,
         memory: st ? st.arenaBytes + st.weightBytes : null,
+        totalMean: fin ? meanSd(r.repTotals).mean : null,
+        totalSd: fin ? meanSd(r.repTotals).sd : null,
+        p50: fin && r.latency ? r.latency.p50 : null,
+        p90: fin && r.latency ? r.latency.p90 : null,
+        p99: fin && r.latency ? r.latency.p99 : null,
         final: !!fin,
       });
     });
@@ -681,13 +824,17 @@ function renderCompare() {
   // Columns: "computed" only with active extent (it equals the waste otherwise), "refused" only
   // when a scheme refused requests.
   const active = run && run.active;
+  const reps = run ? run.repetitions : 1;
   const refused = rows.some((r) => r.refused > 0);
   const cols = [
     ['compiles', 'Compiled', (v, r) => `${fmtInt(v)} / ${fmtInt(r.buckets)}`],
     ...(refused ? [['refused', 'Refused', fmtInt]] : []),
     ['actualRows', 'Real rows', fmtInt], ['paddedRows', 'Padded rows', fmtInt], ['waste', 'Waste', fmtX],
     ...(active ? [['computeWaste', 'Computed', fmtX]] : []),
-    ['compileMs', 'Compile', fmtMs], ['totalMs', 'Total', fmtMs], ['memory', 'Memory', fmtBytes],
+    ['compileMs', 'Compile', fmtMs], ['totalMs', reps > 1 ? 'Total (1st)' : 'Total', fmtMs],
+    ...(reps > 1 ? [['totalMean', `Total, mean ± sd of ${reps}`, (v, r) => `${fmtMs(v)} ± ${fmtMs(r.totalSd)}`]] : []),
+    ['p50', 'p50', fmtMs], ['p90', 'p90', fmtMs], ['p99', 'p99', fmtMs],
+    ['memory', 'Memory', fmtBytes],
   ];
   const head = `<tr><th scope="col">Scheme</th>${cols.map(([, h]) => `<th scope="col">${h}</th>`).join('')}</tr>`;
   const thead = el.compareBody.parentElement.tHead;
@@ -695,7 +842,8 @@ function renderCompare() {
   const name = (r) => `<td class="scheme-name" title="${escapeHtml(r.label)}"><span class="swatch" style="background:${r.color}"></span>${r.letter} · ${escapeHtml(r.label)}</td>`;
   const cell = (r, [field, , f]) => {
     const v = r[field];
-    const title = field === 'memory' && v != null ? ` title="arena ${fmtBytes(r.arena)} + weights ${fmtBytes(r.weights)}"` : '';
+    const title = field === 'memory' && v != null ? ` title="arena ${fmtBytes(r.arena)} + weights ${fmtBytes(r.weights)}"`
+      : /^p\d\d$/.test(field) ? ` title="${field} of the per-request latency (runPadded) over every request of every repetition"` : '';
     return `<td data-field="${field}" data-value="${v == null ? '' : v}"${title}>${v == null ? '…' : f(v, r)}</td>`;
   };
   el.compareBody.innerHTML = rows.map((r) => (r.error
@@ -761,7 +909,7 @@ function renderReport(view, ranges, buckets) {
   ];
   if (b) {
     facts.push(
-      ['Requests', `${fmtInt(b.runs)} (${fmtInt(b.hits)} hits, ${fmtInt(b.compiles)} compile)`],
+      ['Requests', `${fmtInt(b.runs)} (${fmtInt(b.hits)} cache hits, ${fmtInt(b.compiles)} compile)`],
       ['Rows', `${fmtInt(b.actualRows)} real → ${fmtInt(b.paddedRows)} padded${b.actualRows ? ` (${fmtX(b.paddedRows / b.actualRows)})` : ''}`],
       ['Computed rows', `${fmtInt(b.computedRows)}${b.activeRuns ? ` (${fmtInt(b.activeRuns)} active-extent runs)` : ''}`],
       ['Compile', b.compiled ? fmtMs(b.compileMs) : 'not compiled: no request needed it'],
@@ -803,6 +951,13 @@ function renderResults() {
   const { scheme, result, lengths } = view;
   const ranges = scheme.ranges ?? [];
   const buckets = result && result.stats ? result.stats.buckets : null;
+  const schemeName = `${scheme.letter} · ${scheme.label}`;
+  $('timeline-scheme').textContent = schemeName;
+  $('timeline-scheme').style.color = scheme.color;
+  const canExport = !!state.run && state.run.results.some((r) => r && r.final);
+  $('export-json').disabled = !canExport;
+  $('export-csv').disabled = !canExport;
+  renderStale();
   renderBuckets(view);
   const drawCompare = renderCompare();  // the table now, the chart with the others
   const run = state.run;
@@ -821,7 +976,7 @@ function renderResults() {
     () => chartLadder.update({ ranges, buckets, lengths, done: sentSoFar(view), selected: state.bucket, log: el.logAxis.checked, color: scheme.color }, o),
     () => chartPadding.update({ ranges, buckets, selected: state.bucket, color: scheme.color, active }, o),
     () => chartWaste.update({ lines, total: lengths.length }, o),
-    () => chartTimeline.update({ events: result ? result.events : [], color: scheme.color, total: lengths.length }, o),
+    () => chartTimeline.update({ events: result ? result.events : [], color: scheme.color, total: lengths.length, scheme: schemeName }, o),
     () => drawCompare(o),
   ]);
 }
@@ -853,6 +1008,18 @@ function pumpCharts() {
 
 // ------------------------------------------------------------------------------------------ start
 
+// Printing: the print stylesheet lays the results out in one column; every chart (also those
+// scrolled away, which are not drawn during a run) is drawn again at the print width.
+const charts = [chartLadder, chartPadding, chartWaste, chartTimeline, chartCompare];
+window.addEventListener('beforeprint', () => {
+  for (const c of charts) c.print(true);
+  document.body.dataset.printed = String(Number(document.body.dataset.printed ?? 0) + 1);
+});
+window.addEventListener('afterprint', () => {
+  for (const c of charts) c.print(false);
+});
+
+readUrl();
 buildStaticControls();
 wireControls();
 syncInputs();

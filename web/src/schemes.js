@@ -20,28 +20,45 @@ export function schemeLabel(s) {
     case 'pow2': return `pow2 ${s.min}–${s.max}${head}`;
     case 'geometric': return `geometric ×${s.ratio} ${s.min}–${s.max}${head}`;
     case 'linear': return `linear +${s.step} ${s.min}–${s.max}${head}`;
-    case 'list': return `list ${parseExtents(s.extents).join(',')}${head}`;
+    case 'list': return `list ${listText(s.extents)}${head}`;
     case 'optimal': return `optimal ≤${s.budget}${head}`;
     case 'one': return `one bucket ${s.max}${head}`;
     default: return s.kind;
   }
 }
 
+// A label never throws: a list that does not parse is shown as typed (the error is shown beside
+// the field, from buildLadder).
+function listText(text) {
+  try {
+    return parseExtents(text).join(',');
+  } catch {
+    return String(text ?? '').trim().replace(/[\s,;]+/g, ',');
+  }
+}
+
+/** A RangeError about one setting: `field` names the input it belongs beside (min, extents, ...). */
+function fieldError(field, message) {
+  const e = new RangeError(message);
+  e.field = field;
+  return e;
+}
+
 /** "16, 32 64" -> [16, 32, 64]; a token that is not a whole number throws, naming it. */
 export function parseExtents(text) {
   const out = [];
-  for (const token of String(text).split(/[\s,;]+/)) {
+  for (const token of String(text ?? '').split(/[\s,;]+/)) {
     if (token === '') continue;
     const n = Number(token);
-    if (!/^\d+$/.test(token) || !Number.isSafeInteger(n)) throw new RangeError(`extent '${token}' is not a whole number`);
+    if (!/^\d+$/.test(token) || !Number.isSafeInteger(n)) throw fieldError('extents', `extent '${token}' is not a whole number`);
     out.push(n);
   }
   return out;
 }
 
-function need(name, v, lo, hi, integer = true) {
+function need(field, name, v, lo, hi, integer = true) {
   if (typeof v !== 'number' || Number.isNaN(v) || (integer && !Number.isInteger(v)) || v < lo || v > hi) {
-    throw new RangeError(`${name} must be ${integer ? 'a whole number' : 'a number'} from ${lo} to ${hi}, got ${Number.isNaN(v) || v === undefined ? 'nothing' : v}`);
+    throw fieldError(field, `${name} must be ${integer ? 'a whole number' : 'a number'} from ${lo} to ${hi}, got ${Number.isNaN(v) || v === undefined ? 'nothing' : v}`);
   }
 }
 
@@ -56,35 +73,35 @@ export function buildLadder(s, ladder, lengths) {
     case 'pow2':
     case 'geometric':
     case 'linear':
-      need('Smallest extent', s.min, 1, LENGTH_LIMIT);
-      need('Largest extent', s.max, 1, LENGTH_LIMIT);
+      need('min', 'Smallest extent', s.min, 1, LENGTH_LIMIT);
+      need('max', 'Largest extent', s.max, 1, LENGTH_LIMIT);
       if (s.kind === 'pow2') ranges = ladder.powerOfTwo(s.min, s.max, s.head);
       if (s.kind === 'geometric') {
-        need('Ratio', s.ratio, 1.01, 16, false);
+        need('ratio', 'Ratio', s.ratio, 1.01, 16, false);
         ranges = ladder.geometric(s.min, s.max, s.ratio, s.head);
       }
       if (s.kind === 'linear') {
-        need('Step', s.step, 1, LENGTH_LIMIT);
+        need('step', 'Step', s.step, 1, LENGTH_LIMIT);
         ranges = ladder.linear(s.min, s.max, s.step, s.head);
       }
       break;
     case 'list': {
       const extents = parseExtents(s.extents);
-      if (extents.length === 0) throw new RangeError('List the extents, e.g. 16, 32, 64, 256');
-      if (extents.length > 64) throw new RangeError(`At most 64 extents, got ${extents.length}`);
-      for (const e of extents) need('Each extent', e, 1, LENGTH_LIMIT);
+      if (extents.length === 0) throw fieldError('extents', 'List the extents, e.g. 16, 32, 64, 256');
+      if (extents.length > 64) throw fieldError('extents', `At most 64 extents, got ${extents.length}`);
+      for (const e of extents) need('extents', 'Each extent', e, 1, LENGTH_LIMIT);
       ranges = ladder.fromExtents(extents, s.head);
       break;
     }
     case 'optimal': {
-      need('Bucket budget', s.budget, 1, 32);
+      need('budget', 'Bucket budget', s.budget, 1, 32);
       if (lengths.length === 0) throw new RangeError('Optimal needs traffic to fit: there are no request lengths');
       ranges = ladder.optimal(lengths, s.budget);
       if (s.head) ranges = ladder.withHead(ranges);
       break;
     }
     case 'one':
-      need('Extent', s.max, 1, LENGTH_LIMIT);
+      need('max', 'Extent', s.max, 1, LENGTH_LIMIT);
       ranges = ladder.fromExtents([s.max], s.head);
       break;
     default:

@@ -120,8 +120,19 @@ export function textLengths(text) {
 
 /** { lengths, problems } for any traffic spec; a bad preset parameter becomes a problem too. */
 export function makeTraffic(spec, lognormalTrace) {
-  if (spec.kind === 'lengths') return parseLengths(spec.text ?? '');
-  if (spec.kind === 'text') return textLengths(spec.text ?? '');
+  if (spec.kind === 'lengths' || spec.kind === 'text') {
+    const out = spec.kind === 'lengths' ? parseLengths(spec.text ?? '') : textLengths(spec.text ?? '');
+    // An empty (or whitespace-only) box has no bad token to name: say what is missing.
+    if (out.lengths.length === 0 && out.problems.length === 0) {
+      out.problems.push({
+        token: '',
+        reason: spec.kind === 'lengths'
+          ? 'The box is empty: paste request lengths (whole numbers from 1 to 2048), e.g. 12 40 7 128'
+          : 'The box has no sentence with words in it: paste some text, each sentence becomes a request',
+      });
+    }
+    return out;
+  }
   try {
     return { lengths: presetLengths(spec, lognormalTrace), problems: [] };
   } catch (e) {

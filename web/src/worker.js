@@ -3,14 +3,14 @@
 //
 //   page -> worker
 //     { type: 'plan', planId, traffic, schemes }      traffic spec + scheme specs
-//     { type: 'run', runId, model, modelUrls, active, lengths, schemes: [{ ranges }] }
+//     { type: 'run', runId, model, modelUrls, active, repetitions, lengths, schemes: [{ ranges }] }
 //     { type: 'cancel', runId }
 //   worker -> page
 //     { type: 'ready', version, isa }                  the module loaded
-//     { type: 'plan', planId, lengths, problems, ladders: [{ ranges, error, expectedWaste, covered }] }
+//     { type: 'plan', planId, lengths, problems, ladders: [{ ranges, error, field, expectedWaste, covered }] }
 //     { type: 'scheme-start', runId, scheme, model }
-//     { type: 'progress', runId, scheme, done, events, stats, heap }   at most every ~80 ms
-//     { type: 'scheme-done', runId, scheme, stats, reports, heap, totalMs, refused }
+//     { type: 'progress', runId, scheme, rep, done, events, stats?, heap? }   at most every ~80 ms
+//     { type: 'scheme-done', runId, scheme, stats, reports, heap, totalMs, refused, repTotals, latency }
 //     { type: 'done', runId } | { type: 'cancelled', runId } | { type: 'error', runId, message }
 //
 // `stats` is the cache's own stats() object; the final one of a scheme is taken right after its
@@ -121,7 +121,7 @@ function plan(msg) {
       const expectedWaste = covered.length ? ladder.expectedWaste(ranges, covered) : null;
       return { ranges, error: null, expectedWaste, covered: covered.length, maxKey: last - 1 };
     } catch (e) {
-      return { ranges: null, error: describe(e) };
+      return { ranges: null, error: describe(e), field: e && e.field ? e.field : null };
     }
   });
   post({ type: 'plan', planId: msg.planId, lengths, problems, ladders });
@@ -142,11 +142,19 @@ function condenseReport(r) {
   };
 }
 
-async function runScheme(runId, index, entry, active, lengths, ranges) {
+// Nearest-rank percentile of sorted values (p in (0, 1]).
+function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil(p * sorted.length))) - 1];
+}
+
+// One pass of the requests through a fresh cache. The first repetition streams its requests to the
+// page (the charts) and gives the scheme's stats and reports; later ones are timed only.
+async function runOnce(runId, index, entry, active, lengths, ranges, rep, doneBefore, latencies) {
   const cache = new BucketedCompileCache(Device.Cpu, ranges);
+  const streaming = rep === 0;
   try {
     cache.setActiveExtent(active);
-    post({ type: 'scheme-start', runId, scheme: index });
     const events = [];
     let lastPost = performance.now();
     let lastYield = lastPost;
@@ -155,43 +163,74 @@ async function runScheme(runId, index, entry, active, lengths, ranges) {
     for (let i = 0; i < lengths.length; i++) {
       const n = lengths[i];
       const inputs = makeInputs(entry, n, i);
-      const compiledBefore = cache.compiledCount();
+      const compiledBefore = streaming ? cache.compiledCount() : 0;
       const t0 = performance.now();
       const run = cache.runPaddedMixed(n, n, entry.model, inputs, entry.outputInners);
       const ms = performance.now() - t0;
       totalMs += ms;
-      const bucket = run ? bucketOf(ranges, n) : -1;
-      const event = { i, key: n, bucket, upper: run ? run.upper : null, ms, compiled: false, compileMs: 0 };
-      if (!run) refused++;
-      if (cache.compiledCount() !== compiledBefore) {
-        event.compiled = true;
-        event.compileMs = cache.stats().buckets[bucket].compileMs;
+      if (run) latencies.push(ms);
+      else refused++;
+      if (streaming) {
+        const bucket = run ? bucketOf(ranges, n) : -1;
+        const event = { i, key: n, bucket, upper: run ? run.upper : null, ms, compiled: false, compileMs: 0 };
+        if (cache.compiledCount() !== compiledBefore) {
+          event.compiled = true;
+          event.compileMs = cache.stats().buckets[bucket].compileMs;
+        }
+        events.push(event);
       }
-      events.push(event);
       const now = performance.now();
       if (now - lastPost > 80 || i === lengths.length - 1) {
-        post({ type: 'progress', runId, scheme: index, done: i + 1, events: events.splice(0), stats: cache.stats(), heap: heapStats() });
+        const msg = { type: 'progress', runId, scheme: index, rep, done: doneBefore + i + 1, events: events.splice(0) };
+        if (streaming) Object.assign(msg, { stats: cache.stats(), heap: heapStats() });
+        post(msg);
         lastPost = now;
       }
       if (now - lastYield > 20) {
         await yieldToEvents();
         lastYield = performance.now();
-        if (currentRun !== runId) return false;
+        if (currentRun !== runId) return null;
       }
     }
-    const stats = cache.stats();
-    const reports = {};
-    stats.buckets.forEach((b, j) => {
-      if (!b.compiled) return;
-      const e = cache.ensureHirWithParams(b.upper, entry.model);
-      reports[j] = condenseReport(e.graph.report());
-      e.graph.delete();
-    });
-    post({ type: 'scheme-done', runId, scheme: index, stats, reports, heap: heapStats(), totalMs, refused });
-    return true;
+    const out = { totalMs, refused, stats: null, reports: null, heap: null };
+    if (streaming) {
+      out.stats = cache.stats();
+      out.reports = {};
+      out.stats.buckets.forEach((b, j) => {
+        if (!b.compiled) return;
+        const e = cache.ensureHirWithParams(b.upper, entry.model);
+        out.reports[j] = condenseReport(e.graph.report());
+        e.graph.delete();
+      });
+      out.heap = heapStats();
+    }
+    return out;
   } finally {
     cache.delete();
   }
+}
+
+// The requests through a scheme `repetitions` times, each with a fresh cache: the first
+// repetition's stats, reports and total, every repetition's total, and per-request latency
+// percentiles over every request served in every repetition.
+async function runScheme(runId, index, entry, active, lengths, ranges, repetitions) {
+  post({ type: 'scheme-start', runId, scheme: index });
+  const latencies = [];
+  const totals = [];
+  let first = null;
+  for (let rep = 0; rep < repetitions; rep++) {
+    const out = await runOnce(runId, index, entry, active, lengths, ranges, rep, rep * lengths.length, latencies);
+    if (!out) return false;
+    if (rep === 0) first = out;
+    totals.push(out.totalMs);
+  }
+  latencies.sort((a, b) => a - b);
+  const latency = { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), count: latencies.length };
+  post({
+    type: 'scheme-done', runId, scheme: index, stats: first.stats, reports: first.reports, heap: first.heap,
+    totalMs: first.totalMs, refused: first.refused, repTotals: totals, latency,
+  });
+  return true;
 }
 
 async function run(msg) {
@@ -201,7 +240,7 @@ async function run(msg) {
     const entry = await getModel(msg.model, msg.modelUrls);
     for (let s = 0; s < msg.schemes.length; s++) {
       if (currentRun !== runId) break;
-      const ok = await runScheme(runId, s, entry, msg.active, msg.lengths, msg.schemes[s].ranges);
+      const ok = await runScheme(runId, s, entry, msg.active, msg.lengths, msg.schemes[s].ranges, msg.repetitions ?? 1);
       if (!ok) break;
     }
     post({ type: currentRun === runId ? 'done' : 'cancelled', runId });

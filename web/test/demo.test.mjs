@@ -8,7 +8,7 @@
 //   node --test web/test/          (after bash scripts/web --build-only)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../server.mjs';
@@ -30,11 +30,12 @@ function upperOf(ranges, key) {
 // window.__rungs. A settings change may start more than one run (debounced text fields): the count
 // tells the intended one.
 async function finishedRun(page, after, count = null) {
-  await page.waitForFunction(([id, n]) => {
+  // The snapshot comes from the same page task that saw the run finished.
+  const handle = await page.waitForFunction(([id, n]) => {
     const r = window.__rungs;
-    return r && r.runId > id && (r.status === 'done' || r.status === 'error') && (n === null || r.lengths.length === n);
+    return r && r.runId > id && (r.status === 'done' || r.status === 'error') && (n === null || r.lengths.length === n) && structuredClone(r);
   }, [after, count], { timeout: WAIT, polling: 100 });
-  const snap = await page.evaluate(() => structuredClone(window.__rungs));
+  const snap = await handle.jsonValue();
   assert.equal(snap.status, 'done', `the run ended as ${snap.status}`);
   return snap;
 }
@@ -242,7 +243,28 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
     assert.deepEqual(phoneSnap.schemes.map((s) => s.spec.kind), ['pow2', 'optimal', 'one']);
     const width = await phone.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(width <= 390, `no horizontal scrolling at 390 px (page is ${width} px wide)`);
+    // Tables fit, or scroll inside their card: no table box reaches past the screen's edge.
+    const tables = await phone.$$eval('.table-wrap', (ws) => ws.map((w) => {
+      const r = w.getBoundingClientRect();
+      const card = w.closest('.panel').getBoundingClientRect();
+      return { id: w.querySelector('table').id || 'report', left: r.left, right: r.right, cardRight: card.right, scrolls: w.scrollWidth > w.clientWidth };
+    }));
+    for (const tb of tables) {
+      assert.ok(tb.right <= 390 && tb.left >= 0 && tb.right <= tb.cardRight + 0.5, `table ${tb.id} stays inside its card and the screen (${JSON.stringify(tb)})`);
+    }
+    t.diagnostic(`phone: ${tables.map((tb) => `${tb.id}${tb.scrolls ? ' scrolls in its card' : ' fits'}`).join(', ')}`);
+    // Each group of settings sits just above what it changes, not below every chart.
+    const box = (sel) => phone.locator(sel).evaluate((e) => { const r = e.getBoundingClientRect(); return { top: r.top + scrollY, bottom: r.bottom + scrollY }; });
+    for (const [setting, target] of [['#set-schemes', '#ladder-panel'], ['#set-traffic', '#rows-panels'], ['#set-execution', '#timeline-panel']]) {
+      const a = await box(setting);
+      const b = await box(target);
+      assert.ok(a.bottom <= b.top && b.top - a.bottom < 40, `${setting} sits right above ${target} (${a.bottom} -> ${b.top})`);
+    }
+    assert.ok((await box('#set-schemes')).top < (await box('#chart-padding')).top, 'the scheme settings come before the charts they change');
     await screenshot(phone, `${artifacts}/screenshot-390.png`);
+    // The full-page screenshot is exactly the phone's width (390 px at 2x): nothing sticks out.
+    const png = readFileSync(`${artifacts}/screenshot-390.png`);
+    assert.equal(png.readUInt32BE(16), 390 * 2, 'the phone screenshot has no horizontal overflow');
     await phone.close();
 
     assert.deepEqual(problems, [], 'no console errors or warnings, no failed requests');

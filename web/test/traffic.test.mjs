@@ -64,3 +64,26 @@ test('bucketOf finds the bucket of a key, or -1 outside the ladder', () => {
   const r = ladder.powerOfTwo(8, 64);
   assert.deepEqual([1, 8, 9, 16, 17, 64, 65, 0].map((k) => bucketOf(r, k)), [0, 0, 1, 1, 2, 3, -1, -1]);
 });
+
+test('an empty or whitespace-only box is a problem that says what is missing', () => {
+  for (const text of ['', '   \n\t ']) {
+    const lengths = makeTraffic({ kind: 'lengths', text }, ladder.lognormalTrace);
+    assert.deepEqual(lengths.lengths, []);
+    assert.equal(lengths.problems.length, 1);
+    assert.match(lengths.problems[0].reason, /The box is empty: paste request lengths/);
+    const words = makeTraffic({ kind: 'text', text: `${text} ... ` }, ladder.lognormalTrace);
+    assert.match(words.problems[0].reason, /no sentence with words/);
+  }
+  // A box with only bad tokens names them (no extra note).
+  assert.deepEqual(makeTraffic({ kind: 'lengths', text: 'abc' }, ladder.lognormalTrace).problems, [{ token: 'abc', reason: 'not a number' }]);
+});
+
+test('a bad list ladder: the label never throws, the error names its field', () => {
+  const base = { min: 8, max: 256, ratio: 2, step: 64, extents: '16, 32, abc', budget: 3, head: false, kind: 'list' };
+  assert.equal(schemeLabel(base), 'list 16,32,abc');
+  assert.throws(() => buildLadder(base, ladder, []), (e) => e.field === 'extents' && /extent 'abc' is not a whole number/.test(e.message));
+  assert.throws(() => buildLadder({ ...base, kind: 'pow2', min: NaN }, ladder, []), (e) => e.field === 'min');
+  assert.throws(() => buildLadder({ ...base, kind: 'optimal', budget: 99 }, ladder, [3]), (e) => e.field === 'budget');
+  // The library's own refusal (extents out of order) has no field: it is shown under the editor.
+  assert.throws(() => buildLadder({ ...base, extents: '64, 16' }, ladder, []), (e) => e.code === 'InvalidArgument' && !e.field);
+});
