@@ -14,14 +14,20 @@
 namespace rungs::backend::cpu {
 namespace attention_detail {
 
-constexpr int64_t kQueryBlock = 32;  // queries sharing one transposed key tile
-constexpr int kScoreBatches = 4;     // keys per tile = 4 batches (64 on AVX-512): 4 accumulators
+constexpr int64_t kQueryBlock = 128;  // queries sharing one transposed key tile
+constexpr int kScoreBatches = 4;      // key vectors whose scores one pass over the head dim makes
+constexpr int kPasses = 1;            // such passes per key tile (2 and 4, 128 and 256 keys on AVX-512, measured slower)
 
 template <class A>
 class AttentionKernel final : public Kernel {
   using B = vfloat<A>;
   static constexpr int64_t W = B::size;
-  static constexpr int64_t kKeys = kScoreBatches * W;
+  // Keys per tile: the softmax's reductions and the rescaling of the output run once per tile.
+  static constexpr int64_t kKeys = kPasses * kScoreBatches * W;
+  // Queries computed together: their scores and outputs share every load of a key and value row.
+  // 4 x 4 score accumulators (+ 4 key vectors and a broadcast) fit AVX-512's 32 registers; 2 x 4
+  // fit the 16 of AVX2, SSE and wasm.
+  static constexpr int kGroup = W >= 16 ? 4 : 2;
   static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
  public:
@@ -58,8 +64,8 @@ class AttentionKernel final : public Kernel {
     int64_t dv, dvp;   // head dim of v (and the output), rounded up to W
     std::vector<float> kt, bias, score, qs, m, l, acc;
     Scratch(int64_t d, int64_t dvalue)
-        : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W), kt(d * kKeys), bias(kKeys), score(kKeys), qs(d + W),
-          m(kQueryBlock), l(kQueryBlock), acc(kQueryBlock * dvp) {}
+        : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W), kt(d * kKeys), bias(kKeys), score(kGroup * kKeys),
+          qs(kQueryBlock * d), m(kQueryBlock), l(kQueryBlock), acc(kQueryBlock * dvp) {}
   };
 
   void query_block(std::span<const TensorArg> in, float* out, int64_t b, int64_t h, int64_t i0, int64_t i1,
@@ -75,6 +81,9 @@ class AttentionKernel final : public Kernel {
     const int64_t shift = sk - sq;  // causal: query i sees keys j <= i + shift
     const int64_t key_end = p_.causal ? std::clamp<int64_t>(i1 - 1 + shift + 1, 0, sk) : sk;
 
+    // The block's queries, scaled, packed [query][dh].
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t d = 0; d < dh; ++d) sc.qs[(i - i0) * dh + d] = q[i * e + d] * scale;
     std::fill(sc.m.begin(), sc.m.end(), kNegInf);
     std::fill(sc.l.begin(), sc.l.end(), 0.f);
     std::fill(sc.acc.begin(), sc.acc.end(), 0.f);
@@ -88,14 +97,9 @@ class AttentionKernel final : public Kernel {
       }
       for (int64_t j = 0; j < kKeys; ++j)
         sc.bias[j] = j < kb && (!mask || mask[k0 + j] >= 0.5f) ? 0.f : kNegInf;
-
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t visible = p_.causal ? std::clamp<int64_t>(i + shift - k0 + 1, 0, kb) : kb;
-        if (visible == 0) continue;
-        const int64_t r = i - i0;
-        if (!scores(q + i * e, visible, scale, sc)) continue;  // every key of the tile dropped
-        accumulate(v + k0 * ev, ev, visible, r, sc);
-      }
+      int64_t r = 0;
+      for (; r + kGroup <= i1 - i0; r += kGroup) group<kGroup>(i0, r, k0, kb, shift, v + k0 * ev, ev, sc);
+      for (; r < i1 - i0; ++r) group<1>(i0, r, k0, kb, shift, v + k0 * ev, ev, sc);
     }
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t r = i - i0;
@@ -109,78 +113,105 @@ class AttentionKernel final : public Kernel {
     }
   }
 
-  // Scaled scores of query row `qrow` against the tile into sc.score (dropped keys -inf); returns
-  // false when every key is dropped.
-  bool scores(const float* qrow, int64_t visible, float scale, Scratch& sc) const {
+  // Queries r0 .. r0 + R - 1 of the block (block row i0) against the key tile at k0 (kb keys, v
+  // its value rows): scores, the online softmax update, and acc += p v.
+  template <int R>
+  void group(int64_t i0, int64_t r0, int64_t k0, int64_t kb, int64_t shift, const float* v, int64_t ev,
+             Scratch& sc) const {
     const int64_t dh = sc.dh;
-    for (int64_t d = 0; d < dh; ++d) sc.qs[d] = qrow[d] * scale;
-    // Two sets of accumulators (even and odd d) so the FMA chains are not latency-bound.
-    B acc[kScoreBatches], odd[kScoreBatches];
-    for (int u = 0; u < kScoreBatches; ++u) acc[u] = odd[u] = B(0.f);
+    // Scores: R queries x kKeys keys, kScoreBatches key vectors per pass over the head dim, every
+    // key vector loaded once for the R queries; bias (dropped keys -inf) and causal visibility
+    // applied, into sc.score[r].
     const float* kt = sc.kt.data();
-    auto step = [&](int64_t d, B(&into)[kScoreBatches]) {
-      const B qv(sc.qs[d]);
-      for (int u = 0; u < kScoreBatches; ++u) into[u] = xsimd::fma(qv, B::load_unaligned(kt + d * kKeys + u * W), into[u]);
-    };
-    int64_t d = 0;
-    for (; d + 1 < dh; d += 2) {
-      step(d, acc);
-      step(d + 1, odd);
+    const float* qs = sc.qs.data() + r0 * dh;
+    int64_t visible[R];
+    B best[R];
+    for (int r = 0; r < R; ++r) {
+      visible[r] = p_.causal ? std::clamp<int64_t>(i0 + r0 + r + shift - k0 + 1, 0, kb) : kb;
+      best[r] = B(kNegInf);
     }
-    if (d < dh) step(d, acc);
-    for (int u = 0; u < kScoreBatches; ++u) acc[u] += odd[u];
-    B best(kNegInf);
-    for (int u = 0; u < kScoreBatches; ++u) {
-      B s = acc[u] + B::load_unaligned(sc.bias.data() + u * W);
-      const int64_t lanes = std::clamp<int64_t>(visible - u * W, 0, W);
-      if (lanes < W) s = keep_first<A>(s, static_cast<size_t>(lanes), kNegInf);
-      s.store_unaligned(sc.score.data() + u * W);
-      best = xsimd::max(best, s);
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int64_t j0 = pass * kScoreBatches * W;
+      if (j0 >= kb) break;
+      B s[R][kScoreBatches];
+      for (int r = 0; r < R; ++r)
+        for (int u = 0; u < kScoreBatches; ++u) s[r][u] = B(0.f);
+      for (int64_t d = 0; d < dh; ++d) {
+        B kv[kScoreBatches];
+        for (int u = 0; u < kScoreBatches; ++u) kv[u] = B::load_unaligned(kt + d * kKeys + j0 + u * W);
+        for (int r = 0; r < R; ++r) {
+          const B qv(qs[r * dh + d]);
+          for (int u = 0; u < kScoreBatches; ++u) s[r][u] = xsimd::fma(qv, kv[u], s[r][u]);
+        }
+      }
+      for (int r = 0; r < R; ++r)
+        for (int u = 0; u < kScoreBatches; ++u) {
+          const int64_t j = j0 + u * W;
+          B x = s[r][u] + B::load_unaligned(sc.bias.data() + j);
+          const int64_t lanes = std::clamp<int64_t>(visible[r] - j, 0, W);
+          if (lanes < W) x = keep_first<A>(x, static_cast<size_t>(lanes), kNegInf);
+          x.store_unaligned(sc.score.data() + r * kKeys + j);
+          best[r] = xsimd::max(best[r], x);
+        }
     }
-    return xsimd::reduce_max(best) != kNegInf;
-  }
-
-  // Online softmax update of query row r with the tile's scores, then acc += p * v.
-  void accumulate(const float* v, int64_t e, int64_t visible, int64_t r, Scratch& sc) const {
-    float* score = sc.score.data();
-    B best(kNegInf);
-    for (int u = 0; u < kScoreBatches; ++u) best = xsimd::max(best, B::load_unaligned(score + u * W));
-    const float m_old = sc.m[r], m_new = std::max(m_old, xsimd::reduce_max(best));
-    const float corr = std::exp(m_old - m_new);  // 0 on the first visible tile (m_old = -inf)
-    B sum(0.f);
-    for (int u = 0; u < kScoreBatches; ++u) {
-      const B p = xsimd::exp(B::load_unaligned(score + u * W) - B(m_new));
-      p.store_unaligned(score + u * W);
-      sum += p;
+    // The online softmax update per query: sc.score[r] becomes p = exp(s - m_new), 0 for every
+    // key the query does not see.
+    const int64_t tile_vectors = (kb + W - 1) / W;
+    float corr[R];
+    int64_t keys = 0;  // keys any of the R queries sees
+    for (int r = 0; r < R; ++r) {
+      const int64_t row = r0 + r;
+      float* score = sc.score.data() + r * kKeys;
+      const float tile_max = xsimd::reduce_max(best[r]);
+      if (tile_max == kNegInf) {  // every key of the tile dropped for this query: no change
+        corr[r] = 1.f;
+        for (int64_t u = 0; u < tile_vectors; ++u) B(0.f).store_unaligned(score + u * W);
+        continue;
+      }
+      keys = std::max(keys, visible[r]);
+      const float m_old = sc.m[row], m_new = std::max(m_old, tile_max);
+      corr[r] = std::exp(m_old - m_new);  // 0 on the first visible tile (m_old = -inf)
+      B sum(0.f);
+      const B m(m_new);
+      for (int64_t u = 0; u < tile_vectors; ++u) {
+        const B p = xsimd::exp(B::load_unaligned(score + u * W) - m);
+        p.store_unaligned(score + u * W);
+        sum += p;
+      }
+      sc.m[row] = m_new;
+      sc.l[row] = sc.l[row] * corr[r] + xsimd::reduce_add(sum);
     }
-    sc.m[r] = m_new;
-    sc.l[r] = sc.l[r] * corr + xsimd::reduce_add(sum);
-    // acc = acc * corr + sum_j p_j v_j, kScoreBatches batches of the head dim at a time held in
-    // registers across the keys.
-    float* acc = sc.acc.data() + r * sc.dvp;
-    const B c(corr);
+    if (keys == 0) return;
+    // acc = acc * corr + sum_j p_j v_j for the R queries, kScoreBatches vectors of the head dim at
+    // a time held in registers across the keys; each value row is loaded once for the R queries.
+    // A dropped key (masked or past the tile) adds nothing, even if its v is Inf or NaN.
+    const float* score = sc.score.data();
     for (int64_t d0 = 0; d0 < sc.dvp; d0 += kScoreBatches * W) {
       const int used = static_cast<int>(std::min<int64_t>(kScoreBatches, (sc.dvp - d0) / W));
-      B a[kScoreBatches], odd[kScoreBatches];  // even and odd keys: two FMA chains
-      for (int u = 0; u < kScoreBatches; ++u) {
-        odd[u] = B(0.f);
-        if (u < used) a[u] = B::load_unaligned(acc + d0 + u * W) * c;
-      }
-      auto add = [&](int64_t j, B(&into)[kScoreBatches]) {
-        if (score[j] == 0.f) return;  // dropped key (or underflow): nothing to add, even if v is Inf
-        const B pj(score[j]);
-        const float* vrow = v + j * e + d0;
+      B o[R][kScoreBatches];
+      for (int r = 0; r < R; ++r) {
+        float* acc = sc.acc.data() + (r0 + r) * sc.dvp + d0;
+        const B c(corr[r]);
         for (int u = 0; u < kScoreBatches; ++u)
-          if (u < used) into[u] = xsimd::fma(pj, B::load_unaligned(vrow + u * W), into[u]);
-      };
-      int64_t j = 0;
-      for (; j + 1 < visible; j += 2) {
-        add(j, a);
-        add(j + 1, odd);
+          if (u < used) o[r][u] = B::load_unaligned(acc + u * W) * c;
       }
-      if (j < visible) add(j, a);
-      for (int u = 0; u < used; ++u) a[u] += odd[u];
-      for (int u = 0; u < used; ++u) a[u].store_unaligned(acc + d0 + u * W);
+      for (int64_t j = 0; j < keys; ++j) {
+        if (sc.bias[j] == kNegInf) continue;
+        const float* vrow = v + j * ev + d0;
+        B vv[kScoreBatches];
+        for (int u = 0; u < kScoreBatches; ++u)
+          if (u < used) vv[u] = B::load_unaligned(vrow + u * W);
+        for (int r = 0; r < R; ++r) {
+          const B pj(score[r * kKeys + j]);
+          for (int u = 0; u < kScoreBatches; ++u)
+            if (u < used) o[r][u] = xsimd::fma(pj, vv[u], o[r][u]);
+        }
+      }
+      for (int r = 0; r < R; ++r) {
+        float* acc = sc.acc.data() + (r0 + r) * sc.dvp + d0;
+        for (int u = 0; u < kScoreBatches; ++u)
+          if (u < used) o[r][u].store_unaligned(acc + u * W);
+      }
     }
   }
 
