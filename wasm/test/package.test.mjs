@@ -15,11 +15,16 @@ const pkgDir = dirname(require.resolve('rungs/package.json'));
 const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
 const here = dirname(fileURLToPath(import.meta.url));
 
-test('package.json: ES module, exports with node and browser conditions, files allowlist', () => {
+test('package.json: ES module, exports with node and browser conditions, files allowlist, licence', () => {
   assert.equal(pkg.type, 'module');
   assert.deepEqual(Object.keys(pkg.exports['.']).sort(), ['browser', 'default', 'node', 'types']);
   assert.equal(pkg.types, './index.d.ts');
-  assert.deepEqual([...pkg.files].sort(), ['README.md', 'index.d.ts', 'index.js', 'rungs_core.js']);
+  assert.deepEqual([...pkg.files].sort(),
+    ['LICENSE', 'NOTICE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'index.d.ts', 'index.js', 'rungs_core.js']);
+  assert.equal(pkg.license, 'Apache-2.0');
+  for (const f of ['LICENSE', 'NOTICE', 'THIRD_PARTY_NOTICES.md']) {
+    assert.ok(readFileSync(join(pkgDir, f), 'utf8').length > 100, `${f} is installed with the package`);
+  }
 });
 
 test('the wasm binary is under 1 MiB gzipped', () => {
