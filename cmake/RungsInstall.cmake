@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` layout, for consumers that do find_package(rungs CONFIG REQUIRED):
 #   include/rungs/*.hpp                     the public headers (they include no dependency's header)
 #   lib/librungs.a                          the static library

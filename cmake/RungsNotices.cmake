@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Third-party notices generated from what each artefact embeds.
 #
 # rungs_write_notices(<file> <artefact-label> <target>...) walks the CMake link graph of the

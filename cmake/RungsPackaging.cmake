@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cpack: a .tar.gz and a Debian 12 .deb of what `cmake --install` writes (CLI, static library,
 # headers, CMake package, pkg-config file, licence and notices).
 #   cmake --build build/native-release && (cd build/native-release && cpack)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Third-party notices of the built demo, from the bundler's own records.
 //
 // Vite's `build.license` writes .vite/license.json: every npm package whose modules landed in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Vite builds the demo into build/web: one page, one module worker that imports the rungs npm
 // package (staged by the wasm-release build in build/wasm-release/npm; RUNGS_NPM_DIR overrides),
 // and the bundled models from examples/models as hashed assets. Everything is served from the

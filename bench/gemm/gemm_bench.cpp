@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/gemm/gemm_bench.cpp: rungs' GEMM vs OpenBLAS vs Eigen, one thread, f32, in one run.
 //
 //   cmake --preset native-release -DRUNGS_BUILD_BENCH=ON && cmake --build --preset native-release \

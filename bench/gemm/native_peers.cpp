@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark's peers, compiled with -O3 -march=native (this TU only): Eigen's GEMM and the
 // register-only FMA loop that measures the machine's peak.
 #include "bench/gemm/native_peers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/gemm/native_peers.hpp: what native_peers.cpp (built with -O3 -march=native) provides.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run by ctest (tests/install/CMakeLists.txt) with cmake -P. Every step must succeed.
 # Builds tests/install/consumer with find_package(rungs), then pkgconfig/main.cpp with pkg-config.
 function(step)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run by ctest (tests/install/CMakeLists.txt) with cmake -P: what a person does with the packages.
 #  1. cpack makes the .deb and the .tar.gz from this build (cmake/RungsPackaging.cmake).
 #  2. The .deb is unpacked into a scratch root with dpkg -x (no root rights, nothing installed on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Included by install_consumer.cmake and package_consumer.cmake: builds pkgconfig/main.cpp against
 # the rungs.pc under <prefix>/lib/pkgconfig with only the flags pkg-config prints, then runs it.
 # Needs: step(), prefix, WORK_DIR, CXX_COMPILER, VERSION, and a name for the work folder (pc_name).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks that an artefact's THIRD_PARTY_NOTICES.md names every third-party package the artefact
 // really embeds. What it embeds is found independently of cmake/RungsNotices.cmake (which writes
 // the notices from the CMake link graph):

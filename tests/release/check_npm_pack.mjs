@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The npm package as it would be published:
 //   node check_npm_pack.mjs <staged package dir, e.g. build/wasm-release/npm>
 // - `npm pack --dry-run` prints no warning (any `npm warn` / `npm WARN` line fails);

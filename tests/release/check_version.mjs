@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The version-agreement test: project(rungs VERSION x.y.z) in CMakeLists.txt is the only place the
 // version is written; everything else must say the same.
 //   node check_version.mjs --build <native build dir> --cli <rungs binary> [--npm <npm package dir>]

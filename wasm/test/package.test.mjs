@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The package as a user gets it: its package.json, the size of the wasm inside it, and a
 // TypeScript example type-checked against the shipped declarations (tsc --strict), then run.
 import { test } from 'node:test';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built by tests/install/pkg_config.cmake with nothing but the flags `pkg-config --cflags --libs
 // rungs` prints: compiles x + x for a [1, 4] input and checks the result and the version.
 #include <rungs/rungs.hpp>
