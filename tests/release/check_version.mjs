@@ -5,11 +5,12 @@
 // Checks rungs::version() (through `rungs info --format json`), `rungs --version`,
 // rungsConfigVersion.cmake (and its SameMinorVersion rule, evaluated by cmake), rungs.pc, the cpack
 // configuration, the npm package.json template (and the staged package.json and README when --npm
-// is given), CHANGELOG.md's latest release, the README's version line and every
-// find_package(rungs <version>) in the docs and the consumer example. Then it checks itself: run
+// is given), CHANGELOG.md's latest release, the README's version line, every version the docs
+// name (rungs-x.y.z, rungs_x.y.z, "rungs x.y.z") and every find_package(rungs <version>) in the
+// docs and the consumer example. Then it checks itself: run
 // against a different version, every check must fail.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +64,14 @@ for (const f of ['README.md', 'docs/building.md', 'CONTRIBUTING.md', 'tests/inst
   if (!existsSync(path.join(root, f))) continue;
   for (const m of read(path.join(root, f)).matchAll(/find_package\(rungs (\d+(?:\.\d+){0,2})\b/g)) findPackages.push([f, m[1]]);
 }
+// Versions the docs name: rungs-x.y.z / rungs_x.y.z (package file names), "rungs x.y.z".
+const docMentions = [];
+const docFiles = ['README.md', 'CONTRIBUTING.md', 'wasm/npm/README.md',
+  ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+for (const f of docFiles) {
+  if (!existsSync(path.join(root, f))) continue;
+  for (const m of read(path.join(root, f)).matchAll(/\brungs[-_ ](\d+\.\d+\.\d+)(?![\d.]*\d)/g)) docMentions.push([f, m[1]]);
+}
 let npm = null;
 if (args.npm) {
   npm = {
@@ -89,6 +98,7 @@ function problems(v) {
   }
   const [maj, min] = v.split('.');
   if (!cmakeAccepts(configVersionFile, `${maj}.${min}`)) out.push(`rungsConfigVersion.cmake refuses find_package(rungs ${maj}.${min})`);
+  for (const [f, said] of docMentions) same(`${f} ("rungs ${said}")`, said);
   for (const [f, want] of findPackages) {
     if (!cmakeAccepts(configVersionFile, want) || !v.startsWith(`${want.split('.').slice(0, 2).join('.')}.`)) {
       out.push(`${f}: find_package(rungs ${want}) does not match ${v}`);
@@ -107,11 +117,12 @@ const selfErrors = [];
 if (cmakeAccepts(configVersionFile, `${maj}.${min + 1}`)) selfErrors.push(`rungsConfigVersion.cmake accepts ${maj}.${min + 1}`);
 if (maj === 0 && cmakeAccepts(configVersionFile, `${maj + 1}.0`)) selfErrors.push(`rungsConfigVersion.cmake accepts ${maj + 1}.0`);
 const other = problems(`${maj}.${min + 1}.${pat}`);
-const expected = 8 + (npm ? 2 : 0) + findPackages.length;
+const expected = 8 + (npm ? 2 : 0) + findPackages.length + docMentions.length;
 if (other.length < expected) selfErrors.push(`a wrong version gave ${other.length} mismatches, expected at least ${expected}`);
 for (const e of selfErrors) console.error(`version self-test: ${e}`);
 
 console.log(`version ${version}: ${found.length === 0 ? 'all agree' : `${found.length} mismatches`} ` +
   `(CLI, rungs::version(), rungsConfigVersion.cmake [SameMinorVersion], rungs.pc, cpack, CHANGELOG.md, README.md` +
-  `${npm ? ', npm package.json + README' : ''}, ${findPackages.length} find_package calls)`);
+  `${npm ? ', npm package.json + README' : ''}, ${findPackages.length} find_package calls, ` +
+  `${docMentions.length} versions named in the docs)`);
 process.exit(found.length || selfErrors.length ? 1 : 0);
