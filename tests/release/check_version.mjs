@@ -28,6 +28,14 @@ const run = (cmd, argv) => execFileSync(cmd, argv, { encoding: 'utf8' }).trim();
 const project = read(path.join(root, 'CMakeLists.txt')).match(/project\(rungs\s+VERSION\s+(\d+\.\d+\.\d+)/);
 if (!project) throw new Error('CMakeLists.txt: no project(rungs VERSION x.y.z)');
 const version = project[1];
+// The repository URL is also written once (HOMEPAGE_URL); CHANGELOG.md's links must use it.
+const homepage = read(path.join(root, 'CMakeLists.txt')).match(/HOMEPAGE_URL\s+"([^"]+)"/)?.[1];
+const urlProblems = [];
+if (!homepage) urlProblems.push('CMakeLists.txt: no HOMEPAGE_URL in project()');
+for (const m of read(path.join(root, 'CHANGELOG.md')).matchAll(/^\[[^\]]+\]: (\S+)/gm)) {
+  if (/keepachangelog|semver/.test(m[1])) continue;
+  if (homepage && !m[1].startsWith(`${homepage}/`)) urlProblems.push(`CHANGELOG.md links ${m[1]}, not ${homepage}`);
+}
 
 // Whether rungsConfigVersion.cmake accepts find_package(rungs <wanted>).
 function cmakeAccepts(configVersion, wanted) {
@@ -107,7 +115,7 @@ function problems(v) {
   return out;
 }
 
-const found = problems(version);
+const found = [...problems(version), ...urlProblems];
 for (const p of found) console.error(`version mismatch: ${p}`);
 
 // Self-test: the rule must refuse the next minor version, and a different version must fail every
