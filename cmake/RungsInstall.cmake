@@ -5,7 +5,8 @@
 #   lib/cmake/rungs/rungsConfig.cmake       + rungsConfigVersion.cmake, rungsTargets*.cmake
 #   bin/rungs                               the native CLI, when built
 #   lib/pkgconfig/rungs.pc                  for pkg-config (relocatable: paths from ${pcfiledir})
-#   share/doc/rungs/                        LICENSE, NOTICE, THIRD_PARTY_NOTICES.md, CHANGELOG.md
+#   share/doc/rungs/                        LICENSE, NOTICE, THIRD_PARTY_NOTICES.md, CHANGELOG.md,
+#                                           copyright (Debian's format)
 # The exported target is rungs::rungs. xsimd and nlohmann_json are PRIVATE, header-only
 # dependencies of the static library, wrapped in $<BUILD_INTERFACE:...> where they are linked, so
 # the package needs neither; Threads is public (the thread pool) and found by the config file.
@@ -61,11 +62,14 @@ endif()
 rungs_write_notices("${PROJECT_BINARY_DIR}/THIRD_PARTY_NOTICES.md"
   LABEL "rungs ${PROJECT_VERSION}, native library and CLI (cmake --install, .deb, .tar.gz)"
   TARGETS ${RUNGS_INSTALLED_ARTEFACTS} INTO ${RUNGS_INSTALLED_AS})
+# copyright: Debian's machine-readable summary (/usr/share/doc/<package>/copyright in the .deb).
+configure_file("${PROJECT_SOURCE_DIR}/cmake/copyright.in" "${PROJECT_BINARY_DIR}/copyright" @ONLY)
 install(FILES
   "${PROJECT_SOURCE_DIR}/LICENSE"
   "${PROJECT_SOURCE_DIR}/NOTICE"
   "${PROJECT_SOURCE_DIR}/CHANGELOG.md"
   "${PROJECT_BINARY_DIR}/THIRD_PARTY_NOTICES.md"
+  "${PROJECT_BINARY_DIR}/copyright"
   DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 
 include(cmake/RungsPackaging.cmake)

@@ -41,7 +41,7 @@ set(prefix "${root}/usr")
 foreach(f bin/rungs include/rungs/rungs.hpp lib/librungs.a lib/cmake/rungs/rungsConfig.cmake
           lib/cmake/rungs/rungsConfigVersion.cmake lib/pkgconfig/rungs.pc
           share/doc/rungs/LICENSE share/doc/rungs/NOTICE share/doc/rungs/THIRD_PARTY_NOTICES.md
-          share/doc/rungs/CHANGELOG.md)
+          share/doc/rungs/CHANGELOG.md share/doc/rungs/copyright)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "package_consumer: /usr/${f} is missing from the .deb")
   endif()
