@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/kernel.hpp: what the executor asks of a backend.
 //
 // The compiler hands each node of the optimized graph to a backend's kernel factory once, at compile

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/thread_pool.hpp: a small persistent pool that kernels split work across.
 //
 // One pool per CompiledGraph (sized by CompileOptions::threads). parallel_for hands contiguous

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every dependency through find_package, natively and under Emscripten.
 #
 # Natively: the system's packages (Debian 12), plus xsimd 13.2 headers that scripts/setup fetched

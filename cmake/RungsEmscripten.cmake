@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Flags for the whole WebAssembly build (included from the top-level CMakeLists.txt under
 # Emscripten only).
 #   -fexceptions   rungs reports every user mistake with rungs::Error; Emscripten's default

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # rungs_isa_source(<source> <isa> [SANITIZE_LIGHT]): compile one translation unit with only that
 # ISA's flags. isa is one of sse42, avx2, avx512, wasm.
 # SANITIZE_LIGHT marks a TU whose fully unrolled templates make g++'s sanitizer instrumentation

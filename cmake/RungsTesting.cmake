@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # rungs_test_sources(file...): add GoogleTest sources to the single `rungs_tests` binary that
 # tests/CMakeLists.txt builds. Kernel tests live beside their kernels (backends/cpu/<family>/)
 # and register themselves with this function.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/check.hpp: the two error channels (Halide's user_assert / internal_assert).
 //   fail(code, msg): a user mistake; the message names the thing at fault and, where it helps, the fix.
 //   internal_check(cond, msg): a broken invariant of rungs itself (ErrorCode::Internal).

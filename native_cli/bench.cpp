@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rungs bench`: a trace of request lengths through a model with one or more bucket schemes.
 #include <CLI/CLI.hpp>
 #include <unistd.h>

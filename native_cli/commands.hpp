@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // native_cli/commands.hpp: each command registers its options on the app and returns what runs it.
 #pragma once
 

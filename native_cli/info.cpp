@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rungs info`: what this build of rungs is and what it runs on.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

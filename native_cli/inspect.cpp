@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rungs inspect`: what the compiler made of a model at one extent.
 #include <CLI/CLI.hpp>
 

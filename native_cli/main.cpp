@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs: the native command-line tool. `rungs --help` lists the commands, `rungs <command> --help`
 // their options. Exit codes: 0 success, 1 a bad model/trace/input file or a failed run (the
 // message names the file, line or field), 2 bad arguments (the command's usage is printed).

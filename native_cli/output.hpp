@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // native_cli/output.hpp: aligned text tables and number formatting for the commands' output.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rungs plan`: the optimal ladder for a trace next to the power-of-two ladder.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rungs run`: one inference of a model file at N rows, printing or writing the outputs.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rungs trace lognormal`: write a reproducible trace of request lengths, one a line.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // native_cli/workload.hpp: what the bench, plan and run commands share: ladder specs, traces,
 // and inputs for a model at a given number of rows.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/numerics.hpp: the documented Device::Cpu vs Device::Reference tolerance (docs/numerics.md),
 // shared by the GoogleTest suites and the fuzzers (no GoogleTest here).
 #pragma once

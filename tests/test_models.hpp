@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_models.hpp: small models built in code for the compiler and cache tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_util.hpp: helpers shared by the GoogleTest suites.
 #pragma once
 

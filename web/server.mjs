@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small static server for the built demo (build/web), with the headers that make the page
 // cross-origin isolated: Cross-Origin-Opener-Policy: same-origin and
 // Cross-Origin-Embedder-Policy: require-corp (needed for SharedArrayBuffer, i.e. a future threaded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/cpu_kernels.cpp: Device::Cpu picks a vector kernel per node.
 #include <array>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/families.hpp: the kernel families of the CPU backend.
 //
 // Each family (backends/cpu/<family>/) exposes one factory. It returns a kernel for the nodes it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/isa.cpp: which instruction set the CPU kernels run at.
 #include "backends/cpu/isa.hpp"
 

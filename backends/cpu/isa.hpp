@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/isa.hpp: the instruction sets the CPU backend is built for, and which one runs.
 //
 // Every vector kernel is written once as a template over xsimd::batch<float, Arch> and explicitly

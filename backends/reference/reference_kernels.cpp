@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/reference/reference_kernels.cpp: plain scalar loops for every op of the IR, fused ones
 // included. This is Device::Reference, the oracle the vector kernels and the passes are tested
 // against: written for obviousness, not speed.

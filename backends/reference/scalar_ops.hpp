@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/reference/scalar_ops.hpp: the scalar meaning of every elementwise op and activation.
 // The reference backend uses these; vector kernels are tested against them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs_cache_bench: a log-normal trace of request lengths through the bundled encoder with
 // different bucket ladders. Prints one row per strategy (total run time, compiles, waste) and the
 // hit-path overhead and warm compile time the cache issue sets goals for.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-graph benchmark: the bundled mlp and encoder at extents 16, 64 and 256, fused vs
 // fusion = false, one thread and all hardware threads, on Device::Cpu. Outputs of the fused and
 // unfused compiles are checked equal (1e-4 relative) before timing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // bench/wasm/run.mjs: rungs' npm package (wasm, SIMD128) against @tensorflow/tfjs-backend-wasm
 // and onnxruntime-web, one thread each, in one Node process, on the same shapes and weights.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BucketedCompileCache (rungs/cache.hpp): bucket lookup, single-flight compile per bucket,
 // run_padded with padded or active-extent runs, and the per-bucket counters behind stats().
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/cache/build_and_compile.hpp: what both caches do on a miss. Compiles what a build callable
 // returned (a Graph or a HirModule) with the cache's precision policy when the options carry none,
 // then uploads the build's params. `before_upload`, when given, sees the compiled graph and the

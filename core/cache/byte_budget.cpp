@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/cache/byte_budget.hpp"
 
 #include "core/check.hpp"

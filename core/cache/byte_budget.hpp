@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/cache/byte_budget.hpp: the BucketedCompileCache byte budget (set_max_bytes).
 //
 // Why: every bucket of a ladder is a full compiled graph; a long ladder of a big model, or one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CompileCache (rungs/cache.hpp): exact-key LRU of compiled graphs under a count and byte budget.
 //
 // One mutex guards the map, the LRU list and the counters; compiles run outside it. A key being

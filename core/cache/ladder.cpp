@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder builders, validation, the optimal-ladder DP and the waste score (rungs/ladder.hpp).
 #include "rungs/ladder.hpp"
 

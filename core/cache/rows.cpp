@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pad_rows / slice_rows: the row copies around a bucket's run (rungs/cache.hpp).
 #include <algorithm>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ladder::lognormal_trace: reproducible request lengths for benchmarks and ladder fitting.
 #include <cmath>
 #include <string>

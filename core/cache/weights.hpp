@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/cache/weights.hpp: how much weight memory a set of compiled graphs really holds, each
 // stored copy counted once however many graphs (buckets) use it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/compile/compiled_graph.cpp: the checks around the executor. Every user mistake is caught
 // here, before a kernel runs, with a message naming the input or param and the sizes involved.
 #include <algorithm>

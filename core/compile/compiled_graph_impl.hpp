@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/compile/compiled_graph_impl.hpp: what a CompiledGraph holds.
 #pragma once
 

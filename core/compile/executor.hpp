@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/compile/executor.hpp: runs an optimized graph with one kernel per node.
 //
 // Built once per compile: a kernel for every non-leaf node (from the device's backend), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/compile/pipeline.hpp: the fusion-first pass pipeline, one short linear script.
 #pragma once
 

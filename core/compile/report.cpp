@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/compile/report.cpp: CompileReport as text and JSON.
 #include <cstdio>
 #include <nlohmann/json.hpp>

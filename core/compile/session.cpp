@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/compile/session.cpp: Graph -> pipeline -> executor.
 #include <chrono>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/compile/weight_store.hpp: params stored once per process, keyed by content.
 //
 // Why: a BucketedCompileCache compiles one graph per bucket, and every bucket uploads the same

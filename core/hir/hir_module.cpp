@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/hir/hir_module.cpp: blocks lower to primitive ops as they are added, so a HirModule is a
 // Graph under construction plus the list of params its blocks created. The passes (fusion first)
 // then turn the primitive ops back into fused kernels.

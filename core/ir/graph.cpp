@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/ir/graph.cpp: the Graph builder. Every method validates first and only then appends, so a
 // throwing call leaves the graph unchanged.
 #include "rungs/graph.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/ir/graph_impl.hpp: the one IR every stage shares.
 //
 // A graph is a vector of nodes in topological order (a node's inputs always come before it) and

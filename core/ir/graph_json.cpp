@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/ir/graph_json.cpp: Graph <-> JSON.
 //
 // The format (version 1) lists nodes in order; a node's inputs are indices of earlier nodes:

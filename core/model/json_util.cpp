@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/model/json_util.cpp: strict JSON parsing for model files and safetensors headers.
 #include "core/model/json_util.hpp"
 

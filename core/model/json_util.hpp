@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/model/json_util.hpp: strict JSON parsing shared by the safetensors header and model files.
 // Internal: nlohmann-json stays out of the public headers.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/model/model.cpp: Model (description + weights), load_model, save_model.
 #include "rungs/model.hpp"
 

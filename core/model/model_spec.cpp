@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/model/model_spec.cpp: model description JSON <-> ModelSpec, with field-path errors.
 #include "core/model/model_spec.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/model/model_spec.hpp: the parsed form of a model description (docs/model-format.md).
 //
 // parse_spec checks everything that can be checked on the text alone (fields, kinds, ranges,

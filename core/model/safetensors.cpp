@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/model/safetensors.cpp: reading and writing .safetensors files (F32, BF16, F16).
 #include "core/model/safetensors.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/model/safetensors.hpp: the .safetensors container (https://github.com/huggingface/safetensors).
 //
 //   [8 bytes: header length N, little-endian u64][N bytes: JSON header][raw little-endian data]

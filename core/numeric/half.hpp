@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/numeric/half.hpp: bf16 and IEEE f16 storage formats (round to nearest even).
 #pragma once
 

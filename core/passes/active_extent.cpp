@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/passes/active_extent.hpp"
 
 #include <algorithm>

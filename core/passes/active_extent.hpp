@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/active_extent.hpp: can this compiled graph run at fewer rows than it was built for?
 //
 // Why: a bucket compiled at extent E serves every key up to E; padding a 19-token request to 32

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/constant_fold.hpp: evaluate nodes whose inputs are all constants at compile time.
 //
 // Why: builders and lowerings produce arithmetic on constants (a scale computed as 1/sqrt(d), a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/dead_code.hpp: remove nodes no output depends on, and renumber.
 //
 // Why: builders leave unused values behind (a block's intermediate nobody read, a node a fusion

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/fuse_add_norm.hpp: fold a residual add into the layer/rms norm that reads it.
 //
 // Why: in a transformer block `norm(x + y)` writes the sum to memory only for the norm to read it

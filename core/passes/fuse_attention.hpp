@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/fuse_attention.hpp: turn matmul(q, k^T) * scale -> softmax -> matmul(., v) into one
 // attention node.
 //

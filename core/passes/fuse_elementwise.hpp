@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/fuse_elementwise.hpp: merge single-consumer trees of elementwise ops into one loop.
 //
 // Why: each primitive elementwise op is a full pass over memory; a chain such as

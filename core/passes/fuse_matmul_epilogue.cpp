@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/passes/fuse_matmul_epilogue.hpp"
 
 #include "core/passes/rewrite.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/fuse_matmul_epilogue.hpp: fold bias, activation and residual add into the matmul
 // that feeds them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/memory_plan.hpp: one arena per compiled graph, buffers reused by liveness.
 //
 // Why: a transformer's intermediates are mostly short-lived (a projection is read by the next op

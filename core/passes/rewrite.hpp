@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/rewrite.hpp: the bookkeeping every fusion pass shares.
 //
 // Why: a fusion pass matches a pattern ending at a "root" node and replaces the root, in place, by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/passes/verify.hpp: check the IR's invariants between passes.
 //
 // Why: a pass that breaks topological order, a shape, or an input count would otherwise surface

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // examples/models/bundled_models.cpp: deterministic descriptions and weights of the bundled models.
 #include "examples/models/bundled_models.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // examples/models/bundled_models.hpp: the generator of the bundled example models and traces.
 //
 // Everything under examples/models/ and examples/traces/ is made here, deterministically: a

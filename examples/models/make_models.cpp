@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs_make_models: writes (or checks) the bundled example models and traces.
 //
 //   rungs_make_models examples            # rewrite examples/models/* and examples/traces/*

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BucketedCompileCache, api.md 5.1 one semantic per test: ladders through the cache, lookup,
 // lazy compiles and build-call counts, nullopt paths, validation, policy, params, run_padded and
 // run_padded_mixed, retry after a throwing build, stats.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BucketedCompileCache::set_max_bytes: the byte budget over every compiled bucket (arena + params).
 // A compile that does not fit is refused with Error(OutOfRange) naming the bucket and the figures,
 // before its arena is allocated or its params uploaded, and leaves the cache as it was.

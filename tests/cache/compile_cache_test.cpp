@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CompileCache: exact keys, LRU by count, byte budget, refusal of an entry bigger than the budget.
 #include <gtest/gtest.h>
 

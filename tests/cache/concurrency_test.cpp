@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api.md 5.2: many threads on one BucketedCompileCache. Each bucket compiles exactly once under a
 // race, a slow compile never blocks another bucket, a failed compile lets a waiter retry, and
 // concurrent run_padded calls on one graph give the right rows. Run it under ThreadSanitizer too

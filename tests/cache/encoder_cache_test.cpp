@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The encoder-like model through the cache: bucketed runs (padded and active extent) match
 // exact-shape compiles for sampled lengths 1..256 (mask, mean pooling and slicing all right),
 // active extent really skips the padded rows, unsupported graphs fall back, and a ladder holds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladders: the seed's power-of-two tables, the other builders, optimal vs brute force, waste,
 // the trace generator, and every validation error.
 #include <gtest/gtest.h>

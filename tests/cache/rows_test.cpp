@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pad_rows / slice_rows: values, and every error.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `rungs` CLI as a user runs it: exit codes, the JSON of bench and plan, every error path.
 #include <gtest/gtest.h>
 

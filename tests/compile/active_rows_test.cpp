@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Active extent: a graph compiled at extent E runs at r < E rows without padding when every op is
 // row-local; results equal the padded run's real rows and the work counter shows the skipped rows.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CompileOptions::max_arena_bytes: a graph whose arena would pass the limit is refused with
 // Error(OutOfRange) at compile time, before its arena (or any kernel) is allocated, and the limit
 // is honoured exactly at the boundary; a workspace the machine cannot allocate at run time is

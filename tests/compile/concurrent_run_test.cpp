@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Concurrency of the run path (api.md 5.2): one ThreadPool shared by several callers, and one
 // CompiledGraph with a multi-threaded pool run from several threads at once, give every caller
 // its own, exact results. Run under ThreadSanitizer by scripts/test (filter *Thread*).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory planning: the arena reuses buffers (smaller than the sum of all intermediates) and no two
 // buffers that are live at once overlap.
 #include <gtest/gtest.h>

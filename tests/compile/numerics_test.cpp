@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Numerics at the graph level (docs/numerics.md): Device::Cpu equals Device::Reference within the
 // documented tolerance on every ISA this machine has (forced in turn); NaN and Inf inputs flow
 // through deterministically; masked and padded rows never produce NaN.

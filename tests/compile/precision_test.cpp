@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PrecisionPolicy: bf16 / f16 weights against f32, with documented error bounds (docs/precision.md).
 #include <gtest/gtest.h>
 

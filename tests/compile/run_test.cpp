@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Session / CompiledGraph: the vertical slice and every error of run and set_param (api.md 4).
 #include <gtest/gtest.h>
 

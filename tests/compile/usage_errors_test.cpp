@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API misuse around compile and run that the other suites do not reach (docs/errors.md): each
 // call is refused with the right code and a message naming the thing at fault, and the compiled
 // graph or session works unchanged afterwards.

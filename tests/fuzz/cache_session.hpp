@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/cache_session.hpp: fuzz bytes -> a session of BucketedCompileCache calls.
 //
 // Two caches with the same (random, possibly invalid) ladder, one on Device::Cpu and one on

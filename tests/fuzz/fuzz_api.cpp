@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/fuzz_api.cpp: the API driver. Fuzz bytes become either
 //   - a random small Graph (random_graph.hpp), compiled on Device::Cpu and Device::Reference with
 //     random options, run on the same inputs; outputs must agree within the documented tolerance

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/fuzz_graph_json.cpp: rungs::Graph::from_json on any text.
 //
 // A graph that parses must round-trip (to_json, from_json, to_json gives the same text) and, when

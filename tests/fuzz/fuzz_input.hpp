@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/fuzz_input.hpp: what every fuzz target shares.
 //
 // FuzzInput hands out the fuzzer's bytes as small decisions (a choice among n, a flag, a value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/fuzz_model_loader.cpp: rungs::load_model_from_bytes on any bytes.
 //
 // The input is split at its first NUL byte: the model description (JSON) before it, the

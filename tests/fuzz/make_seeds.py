@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/fuzz/make_seeds.py: writes the seed corpora in tests/fuzz/corpus/ (committed; rerun after
 changing this file). Small on purpose: libFuzzer mutates seeds, so a few hundred bytes each.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/random_graph.hpp: fuzz bytes -> a small random Graph with its inputs and params.
 //
 // A few ops of rungs::Graph on small shapes (every dim <= 8), operands picked among the values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/replay_main.cpp: runs a fuzz target over files, without libFuzzer.
 //
 //   fuzz_<name>_replay <file or folder>...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HirModule blocks: the params they create, their lowering, and their values against primitive
 // compositions and scalar loops.
 #include <gtest/gtest.h>

@@ -1,4 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run by ctest (tests/install/CMakeLists.txt) with cmake -P. Every step must succeed.
+# Builds tests/install/consumer with find_package(rungs), then pkgconfig/main.cpp with pkg-config.
 function(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -13,7 +15,9 @@ set(prefix "${WORK_DIR}/prefix")
 step(${CMAKE_COMMAND} --install "${RUNGS_BUILD_DIR}" --prefix "${prefix}")
 foreach(f include/rungs/rungs.hpp include/rungs/graph.hpp lib/librungs.a
           lib/cmake/rungs/rungsConfig.cmake lib/cmake/rungs/rungsConfigVersion.cmake
-          lib/cmake/rungs/rungsTargets.cmake)
+          lib/cmake/rungs/rungsTargets.cmake lib/pkgconfig/rungs.pc
+          share/doc/rungs/LICENSE share/doc/rungs/NOTICE share/doc/rungs/THIRD_PARTY_NOTICES.md
+          share/doc/rungs/CHANGELOG.md)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "install_consumer: ${f} is missing from the installed package")
   endif()
@@ -26,3 +30,7 @@ step(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${G
      "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON)
 step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 step("${WORK_DIR}/build/rungs_consumer")
+
+# The same prefix through pkg-config (lib/pkgconfig/rungs.pc) and a bare compiler command.
+include("${CMAKE_CURRENT_LIST_DIR}/pkg_config.cmake")
+pkg_config_consumer("${prefix}" pkgconfig)

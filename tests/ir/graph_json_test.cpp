@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph JSON: every op round-trips (text and outputs), malformed files give Error(ParseError)
 // naming the field, and invalid graphs are refused by the builder's own checks.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph builder: shape inference, broadcasting, and error messages that name the op and shapes.
 #include <gtest/gtest.h>
 

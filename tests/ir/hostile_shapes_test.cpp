@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shapes past what a tensor may hold (2^40 elements) are refused by the builder with
 // Error(OutOfRange) naming the op and the shape, before any product can overflow int64, whichever
 // op would create them; the graph is unchanged afterwards.

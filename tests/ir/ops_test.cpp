@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every primitive op on both devices against an independent scalar implementation written here,
 // at awkward shapes (size 1, odd sizes, broadcasting, batch > 1).
 #include <gtest/gtest.h>

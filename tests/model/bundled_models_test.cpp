@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bundled example models (examples/models/) and trace (examples/traces/): the committed files
 // are exactly what the generator makes, they load and build, and they compute what they claim
 // (checked against scalar math written here, and padding to a bucket does not change the result).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model files that describe hostile shapes (a dim of 2^40, products past int64, broadcasts past
 // 2^40 elements) or weights files whose header claims huge sizes or offsets are refused with
 // Error(ParseError) naming the file and the field, before anything of that size is attempted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model descriptions (docs/model-format.md): every block maps to the HirModule call it names,
 // JSON and file round trips, and every malformed field or weights file gives Error(ParseError)
 // naming the field path or tensor.

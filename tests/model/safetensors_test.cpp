@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Safetensors reader and writer: byte layout against hand-made files, round trips in every dtype,
 // and every kind of malformed input giving Error(ParseError) with a useful message (never a crash).
 #include <gtest/gtest.h>

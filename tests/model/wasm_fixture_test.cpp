@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the native build's encoder outputs for the npm package's tests to compare against
 // (wasm/test/encoder.test.mjs): the bundled encoder, bucketed with the power-of-two ladder (8, 256)
 // through run_padded, at lengths that hit every bucket and its edges. The JavaScript test loads the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // constant_fold: nodes whose inputs are all constants become constants, with the same numbers.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole fusion pipeline on an encoder-like HirModule: embedding, two pre-norm layers of
 // self-attention + MLP with residual adds, a final layer norm and masked mean pooling.
 #include <gtest/gtest.h>

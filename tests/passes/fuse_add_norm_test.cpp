@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuse_add_norm: add(a, b) read only by a layer/rms norm becomes one fused_add_norm.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuse_attention: matmul(q, k^T) [* scale] -> softmax -> matmul(., v), built from primitives,
 // becomes one attention node and no [Sq, Sk] tensor is left.
 #include <gtest/gtest.h>

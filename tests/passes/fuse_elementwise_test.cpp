@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuse_elementwise: single-consumer trees of elementwise ops become one fused_elementwise loop with
 // broadcasting inputs, deduplicated registers and scalar immediates.
 #include <gtest/gtest.h>

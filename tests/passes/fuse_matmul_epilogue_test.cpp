@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuse_matmul_epilogue: matmul + bias + activation + residual become one fused_matmul, and only
 // when the pattern really holds (single consumers, bias shapes, residual shapes).
 #include <gtest/gtest.h>

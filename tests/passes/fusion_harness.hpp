@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/passes/fusion_harness.hpp: compile one graph with fusion on and off, feed both the same
 // random params and inputs, and hand back outputs and reports for structural and numeric checks.
 #pragma once

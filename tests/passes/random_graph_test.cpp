@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random graphs of elementwise ops (broadcasting, scalar constants, shared values, intermediate
 // outputs), matmuls with bias/activation/residual tails and norms: every pass must keep the
 // numbers of the unfused compile, whatever the pattern matchers decide.

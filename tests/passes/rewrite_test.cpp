@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Rewriter all fusion passes share, and the passes' contract on the IR directly: topological
 // order kept, verify() clean after every pass, a second run changes nothing.
 #include <gtest/gtest.h>

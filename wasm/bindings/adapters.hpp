@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wasm/bindings/adapters.hpp: the JavaScript-facing functions of the npm module, written against
 // the public rungs headers only. register.cpp binds these and nothing else; index.js wraps them
 // (defaults for optional arguments, errors thrown, build callbacks guarded, Symbol.dispose).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BucketedCompileCache adapters (see adapters.hpp). `build` arrives as a JS function that index.js
 // has wrapped so it never throws (a JS exception unwinding through the cache would skip its
 // bookkeeping), or as a Model, whose build runs in C++ without copying weights through JS.

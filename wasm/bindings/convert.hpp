@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wasm/bindings/convert.hpp: conversions between JS values and rungs types, and `guarded`, which
 // turns every C++ exception into a thrown JS Error. Shared by the adapters; nothing here is bound.
 //

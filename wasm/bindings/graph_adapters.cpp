@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph, HirModule, Session and CompiledGraph adapters (see adapters.hpp).
 #include <string>
 #include <utility>

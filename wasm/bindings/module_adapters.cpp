@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Module-level adapters: version, heap figures, pad/slice, the ladder functions and Model
 // (see adapters.hpp).
 #include <malloc.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wasm/bindings/register.cpp: Embind registration of the npm module's API (api.md section 7:
 // the C++ class names, camelCase methods). Only registration here: the adapters do the work, and
 // index.js adds defaults for optional arguments, turns recorded errors into throws, guards build

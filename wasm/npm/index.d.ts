@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// <reference lib="esnext.disposable" />
 // Types of the rungs npm package. They describe wasm/bindings/register.cpp and the wrappers in
 // index.js: keep the three in step (wasm/test/types/ type-checks an example against this file).

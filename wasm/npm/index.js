@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs for JavaScript: the Embind module (wasm/bindings), instantiated once when this module is
 // imported, with a thin layer that makes it behave like a JS library:
 //  - errors: the C++ side catches every exception and records it; each bound call here throws it

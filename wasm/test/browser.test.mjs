@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The same installed package, loaded by headless Chromium: proves the one build works in a browser.
 // Serves the installed package and a test page on 127.0.0.1; the page posts its results back.
 import { test } from 'node:test';

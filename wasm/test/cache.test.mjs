@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api.md 5.1 from JavaScript: ladders, bucket lookup, lazy compiles, null for std::nullopt, build
 // never called out of range, padding and slicing, stats as a plain object.
 import { test } from 'node:test';

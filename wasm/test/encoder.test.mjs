@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bundled encoder loaded from bytes (as a browser would: JSON text + safetensors Uint8Array),
 // bucketed with the power-of-two ladder, equals the native build on the same requests to 1e-5
 // relative. The native values come from tests/model/wasm_fixture_test.cpp, which scripts/test runs

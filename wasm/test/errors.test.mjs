@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors from JavaScript: every C++ rungs::Error arrives as a thrown JS Error with the same message
 // and its code; no abort, no lost module; the object it was called on still works afterwards.
 import { test } from 'node:test';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the npm package's tests (they run from the folder the packed tarball was installed in).
 import assert from 'node:assert/strict';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory: no leaks across 10,000 runPadded calls (the malloc'd bytes and the heap size are the same
 // before and after, once every bucket is compiled), none across failing calls either, and handles
 // are freed by delete() and [Symbol.dispose]().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The package as a user gets it: its package.json, the size of the wasm inside it, and a
 // TypeScript example type-checked against the shipped declarations (tsc --strict), then run.
 import { test } from 'node:test';
@@ -15,11 +16,16 @@ const pkgDir = dirname(require.resolve('rungs/package.json'));
 const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
 const here = dirname(fileURLToPath(import.meta.url));
 
-test('package.json: ES module, exports with node and browser conditions, files allowlist', () => {
+test('package.json: ES module, exports with node and browser conditions, files allowlist, licence', () => {
   assert.equal(pkg.type, 'module');
   assert.deepEqual(Object.keys(pkg.exports['.']).sort(), ['browser', 'default', 'node', 'require', 'types']);
   assert.equal(pkg.types, './index.d.ts');
-  assert.deepEqual([...pkg.files].sort(), ['README.md', 'index.cjs', 'index.d.ts', 'index.js', 'rungs_core.js']);
+  assert.deepEqual([...pkg.files].sort(),
+    ['LICENSE', 'NOTICE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'index.cjs', 'index.d.ts', 'index.js', 'rungs_core.js']);
+  assert.equal(pkg.license, 'Apache-2.0');
+  for (const f of ['LICENSE', 'NOTICE', 'THIRD_PARTY_NOTICES.md']) {
+    assert.ok(readFileSync(join(pkgDir, f), 'utf8').length > 100, `${f} is installed with the package`);
+  }
 });
 
 test("require('rungs') says how to load it from CommonJS; import() from CommonJS works", () => {

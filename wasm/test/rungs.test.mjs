@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the npm package as a user gets it: scripts/test packs <build>/npm, installs the tarball
 // into an empty folder and runs this file there, so `rungs` resolves through package.json exports.
 import { test } from 'node:test';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo's charts, drawn by Apache ECharts (bundled from npm; only the parts used are imported).
 // Each factory takes an element and returns { update(data) }; a chart re-lays itself out when its
 // element resizes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Number formatting shared by the page and the charts.
 
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo page: controls, the worker conversation, and the pictures. The worker (worker.js) owns
 // the wasm module; this thread only draws what it reports. See docs/web.md.
 import '@fontsource-variable/inter';

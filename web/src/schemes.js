@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bucket schemes: a plain description the page edits ({ kind, min, max, ... }) and the ladder it
 // stands for, made by the library's own ladder functions (rungs::ladder through the npm package).
 import { LENGTH_LIMIT } from './traffic.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Traffic: the request lengths (keys) a run sends through the cache. Presets are generated with a
 // seed (the log-normal ones by the library's own ladder.lognormalTrace, so the CLI's
 // `rungs trace lognormal` prints the same lengths); pasted lengths and pasted text are parsed here,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo's Web Worker: owns the rungs wasm module and runs every request through a real
 // BucketedCompileCache, so the page stays responsive. Protocol (docs/web.md):
 //

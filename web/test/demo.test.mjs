@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The browser demo in a real browser: Debian's Chromium, headless, driven by playwright-core.
 // Serves build/web with web/server.mjs (the same server `bash scripts/web` runs), runs 300 requests
 // through two schemes and checks that what the page shows is the module's own stats for them;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo's traffic and scheme helpers in Node (no browser): every bad token is reported, the
 // presets are reproducible, and schemes become the library's own ladders.
 import { test } from 'node:test';

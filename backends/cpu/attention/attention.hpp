@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/attention/attention.hpp: fused multi-head attention, flash style.
 //
 // q [B, Sq, H*Dh], k and v [B, Sk, H*Dh], optional keep mask [B, Sk] (>= 0.5 keeps a key);

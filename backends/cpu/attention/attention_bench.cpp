@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention kernel vs its scalar reference: B=1, H=4, Dh=32, S in {16, 64, 256}, causal or not.
 // FLOP/s counts 4*S*S*Dh per head (QK^T and PV), halved for causal. Run: bench_attention.
 #include "backends/cpu/attention/attention.hpp"

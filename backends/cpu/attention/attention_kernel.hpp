@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/attention/attention_kernel.hpp: the attention kernel over xsimd batches.
 // Included only by the per-ISA translation units (attention_<isa>.cpp).
 #pragma once

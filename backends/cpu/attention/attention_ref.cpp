@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference attention: per query, the full row of scores, softmax in double.
 #include <cmath>
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatch, program building and broadcast planning for the elementwise kernel (no ISA flags).
 #include "backends/cpu/elementwise/elementwise.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/elementwise/elementwise.hpp: unary and binary elementwise ops with numpy
 // broadcasting, and FusedElementwise register programs, in one kernel.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise kernel vs its scalar reference: GELU, bias add (broadcast), and a fused
 // bias + GELU program, at transformer shapes [rows, D]. Run: bench_elementwise.
 #include "backends/cpu/elementwise/elementwise.hpp"

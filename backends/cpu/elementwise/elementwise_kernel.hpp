@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/elementwise/elementwise_kernel.hpp: the elementwise kernel over xsimd batches.
 // Included only by the per-ISA translation units (elementwise_<isa>.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference for the elementwise kernel: per output element, per input index arithmetic.
 #include <cmath>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The elementwise kernel instantiated for wasm (compiled with only its flags: rungs_isa_source).
 #include "backends/cpu/elementwise/elementwise_kernel.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatch for the gather kernel (no ISA flags).
 #include "backends/cpu/gather/gather.hpp"
 

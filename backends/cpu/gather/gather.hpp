@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/gather/gather.hpp: rows of a [V, D] table at float ids (an embedding lookup).
 //
 // out has shape ids.shape + [D]. An id is rounded to the nearest integer (ties to even, as

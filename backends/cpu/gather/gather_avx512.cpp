@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The gather kernel instantiated for avx512 (compiled with only its flags: rungs_isa_source).
 #include "backends/cpu/gather/gather_kernel.hpp"
 

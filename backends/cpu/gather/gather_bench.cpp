@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gather kernel vs its scalar reference: `rows` ids into a [32000, D] table stored as f32 (read in
 // place) or bf16 / f16 (widened on the fly). GB/s counts the rows read (at the stored width) and
 // written. Run: bench_gather.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/gather/gather_kernel.hpp: the gather kernel over xsimd batches.
 // Included only by the per-ISA translation units (gather_<isa>.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gather kernel vs its scalar reference, on every ISA this machine has, for every weight format.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/gemm/gemm.hpp: the GEMM's pieces and how the per-ISA code meets the rest.
 //
 //   C[M, N] = act(A[M, K] @ B[K, N] + bias) + residual

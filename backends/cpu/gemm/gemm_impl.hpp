@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/gemm/gemm_impl.hpp: the GEMM micro-kernel and block loop, written once over
 // xsimd::batch<float, Arch>. Included only by gemm_<isa>.cpp, each compiled with that ISA's
 // flags; everything here is a member of Gemm<Arch> so no symbol is shared between ISAs.

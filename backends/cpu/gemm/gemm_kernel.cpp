@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/gemm/gemm_kernel.cpp: the Kernel for Op::MatMul and Op::FusedMatMul.
 //
 // Compile time (the factory and set_weight): shapes, blocking, epilogue, and B packed once when it

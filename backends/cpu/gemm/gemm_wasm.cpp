@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GEMM at wasm (compiled with only this ISA's flags, see CMakeLists.txt).
 #include "backends/cpu/gemm/gemm_impl.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/gemm/pack.hpp: B packed into panels (layout in gemm.hpp), and the process-wide
 // registry that keeps one copy of each packed weight.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/gemm/reference.hpp: the scalar GEMM the vector kernel is tested (and benchmarked)
 // against. Accumulates in double, so it is the more accurate of the two.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/norm/norm.hpp: LayerNorm and RmsNorm over the last axis, and FusedAddNorm
 // (norm(a + b), the residual add never stored separately).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Norm kernels vs their scalar reference: LayerNorm, RmsNorm and FusedAddNorm(LayerNorm) at
 // [rows, D]. Run: bench_norm.
 #include "backends/cpu/norm/norm.hpp"

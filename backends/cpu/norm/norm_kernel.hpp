@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/norm/norm_kernel.hpp: the norm kernel over xsimd batches.
 // Included only by the per-ISA translation units (norm_<isa>.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference norms (double accumulation).
 #include <cmath>
 #include <vector>

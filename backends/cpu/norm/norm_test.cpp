@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Norm kernels vs their scalar reference, on every ISA this machine has.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The norm kernel instantiated for wasm (compiled with only its flags: rungs_isa_source).
 #include "backends/cpu/norm/norm_kernel.hpp"
 

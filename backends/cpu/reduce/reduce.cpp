@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatch and planning for the reduce kernel (no ISA flags).
 #include "backends/cpu/reduce/reduce.hpp"
 

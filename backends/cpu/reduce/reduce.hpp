@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/reduce/reduce.hpp: ReduceSum / ReduceMean / ReduceMax over any set of axes.
 //
 // At run time the input is collapsed into alternating groups of kept and reduced axes (size-1 axes

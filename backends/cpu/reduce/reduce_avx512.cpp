@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reduce kernel instantiated for avx512 (compiled with only its flags: rungs_isa_source).
 #include "backends/cpu/reduce/reduce_kernel.hpp"
 

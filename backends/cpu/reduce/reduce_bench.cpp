@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reduce kernel vs its scalar reference: ReduceMean over the last axis ([rows, D] -> [rows]) and
 // over the rows ([rows, D] -> [D], mean pooling). Run: bench_reduce.
 #include "backends/cpu/reduce/reduce.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/reduce/reduce_kernel.hpp: the reduce kernel over xsimd batches.
 // Included only by the per-ISA translation units (reduce_<isa>.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference reductions: every input element added into its output (double accumulation).
 #include <cmath>
 #include <limits>

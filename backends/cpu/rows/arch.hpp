@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/rows/arch.hpp: which xsimd arch each Isa instantiates, and the dispatch from a
 // run-time Isa to a kernel factory instantiated per arch.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/rows/bench.hpp: what the row-kernel benchmarks share. A Case holds a one-node graph,
 // its inputs and output buffer; `measure` times the vector kernel (best ISA of this machine, one
 // thread) or a scalar reference on it and reports bytes moved (GB/s) and, when given, FLOP/s.

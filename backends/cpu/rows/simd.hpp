@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/rows/simd.hpp: small helpers the row kernels share, all templates over the xsimd
 // arch (so each ISA's TU gets its own copy and nothing compiled with wider flags leaks across).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/rows/testing.hpp: helpers the row-kernel tests and benchmarks share: one-node graphs,
 // buffers with the read-past slack kernels may use, running a kernel on N threads, comparing.
 #pragma once

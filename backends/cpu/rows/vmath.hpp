@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/rows/vmath.hpp: the activation functions on xsimd batches, and the same formulas on
 // scalars for the references. xsimd's exp/log/erf/tanh are accurate to a few ulp (erf well inside
 // the 1e-6 the elementwise tests demand against std::erf in double).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatch for the softmax kernel (no ISA flags).
 #include "backends/cpu/softmax/softmax.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/softmax/softmax.hpp: softmax along any axis, numerically stable (max subtracted).
 //
 // The tensor is viewed as [outer, n, inner] around the axis. Last axis (inner == 1): each row in

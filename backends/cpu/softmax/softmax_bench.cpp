@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax kernel vs its scalar reference over the last axis at [rows, D]. Run: bench_softmax.
 #include "backends/cpu/rows/bench.hpp"
 #include "backends/cpu/softmax/softmax.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/softmax/softmax_kernel.hpp: the softmax kernel over xsimd batches.
 // Included only by the per-ISA translation units (softmax_<isa>.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference softmax (double accumulation).
 #include <cmath>
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The softmax kernel instantiated for sse42 (compiled with only its flags: rungs_isa_source).
 #include "backends/cpu/softmax/softmax_kernel.hpp"
 

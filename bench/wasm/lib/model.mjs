@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bundled model descriptions (docs/model-format.md) lowered onto a peer, block by block,
 // the way core/hir/hir_module.cpp lowers them for rungs:
 //   linear          x @ weight [in, out] + bias, then the activation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small builder for ONNX graphs, serialised with the onnx protobuf schema from the `onnx-proto`
 // package (protobufjs), so onnxruntime-web can run the same functions as rungs without Python.
 import onnxProto from 'onnx-proto';

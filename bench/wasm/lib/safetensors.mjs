@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A safetensors reader for the bundled models (docs/model-format.md, "The weights file"): F32,
 // BF16 and F16 tensors, converted to Float32Array exactly as rungs' reader does. It checks only
 // what a malformed file would otherwise turn into wrong numbers; rungs' own reader is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain-text tables: a header row, a rule, right-aligned numbers, left-aligned text.
 
 export function table(header, rows) {

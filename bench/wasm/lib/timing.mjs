@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timing: warm up, calibrate a batch of calls per case, then time every case once per repetition
 // in turn (so a burst of machine noise lands on all of them alike) and keep the median.
 //

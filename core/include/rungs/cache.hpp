@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/cache.hpp: compile at max, run at less.
 //
 // BucketedCompileCache keeps one CompiledGraph per bucket of a ladder of key ranges (usually a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/error.hpp: the one exception type every user mistake throws.
 #pragma once
 

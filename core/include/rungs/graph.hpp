@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/graph.hpp: the primitive-op graph builder (static shapes, f32 values).
 //
 // Shape inference happens as you build: a call with incompatible shapes throws

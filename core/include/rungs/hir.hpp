@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/hir.hpp: the block-level builder. A HirModule lowers to a Graph of primitive ops and
 // creates its own named params (name.weight [in, out], name.bias [out], name.gamma, name.beta,
 // name.table, and name.q / name.k / name.v / name.o for attention projections).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/ladder.hpp: bucket ladders for BucketedCompileCache ("compile at max, run at less").
 //
 // A ladder is a sorted list of half-open key ranges [start, end); the bucket compiles at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/model.hpp: model files. A model is a JSON description of a HirModule whose shapes may
 // name one symbolic bucket dimension (for example "seq"), with its weights in a .safetensors file
 // beside it. The format is documented in docs/model-format.md.

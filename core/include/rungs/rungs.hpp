@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/rungs.hpp: the umbrella header. Everything is in namespace rungs.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/session.hpp: compiling graphs and running them.
 //
 //   Graph --passes (fusion-first pipeline)--> plan --backend--> kernels --run--> outputs

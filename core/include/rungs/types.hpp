@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/types.hpp: small value types shared by the graph builders, the compiler and the cache.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds input -> relu -> output with the installed rungs, compiles it for Device::Cpu, runs it and
 // checks every value against max(x, 0). Exit code 0 only if all of that worked.
 #include <rungs/rungs.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A TypeScript user of the rungs package: type-checked against the shipped index.d.ts with
 // `tsc --strict`, then run (wasm/test/package.test.mjs). It prints one JSON line the test checks.
 import {

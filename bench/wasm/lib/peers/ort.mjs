@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // onnxruntime-web, wasm execution provider, numThreads 1 (no proxy worker). The same functions as
 // rungs are built as ONNX graphs here (lib/onnx.mjs), weights as initializers, and ORT's own graph
 // optimisations are left on (level 'all': it fuses MatMul+Add, the Erf GELU pattern, ...).

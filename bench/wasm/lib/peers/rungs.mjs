@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs' npm package (the wasm-release build output, SIMD128, single-threaded), imported by path:
 // RUNGS_NPM (a folder holding index.js) or <repo>/build/wasm-release/npm. scripts/bench-wasm
 // builds it first.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // @tensorflow/tfjs-core on @tensorflow/tfjs-backend-wasm, one thread, the non-threaded SIMD
 // binary. tfjs runs ops eagerly, so one runner serves every input shape (exact shapes); weights
 // are uploaded once as kept tensors. Matmuls with a bias use tf.fused.matMul (XNNPACK fully
