@@ -9,9 +9,9 @@
 
 #include "commands.hpp"
 #include "output.hpp"
-#include "workload.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"
+#include "workload.hpp"
 
 namespace rungs::cli {
 namespace {
@@ -120,9 +120,11 @@ Command add_inspect(CLI::App& app) {
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_flag("--profile", o->profile, "Time every kernel over synthetic inputs: ms, share, GFLOP/s or GB/s");
   cmd->add_option("--repetitions", o->repetitions, "Runs to average with --profile")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Kernel threads (0 = all hardware threads)")
-      ->check(CLI::Range(0, 1024))->capture_default_str();
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   return [cmd, o]() { return cmd->parsed() ? run_inspect(*o) : -1; };
 }
 

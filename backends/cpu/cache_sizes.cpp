@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/cache_sizes.cpp: see cache_sizes.hpp.
 #include "backends/cpu/cache_sizes.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/cpu/cache_sizes_test.cpp: the cache sizes the GEMM blocks for.
 #include "backends/cpu/cache_sizes.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/gemm/gemm_bench.cpp: rungs' GEMM vs OpenBLAS vs Eigen, one thread, f32, in one run, per ISA.
 //
 //   cmake --preset native-bench && cmake --build --preset native-bench
@@ -283,7 +284,7 @@ int main(int argc, char** argv) {
   }
   register_peak("peak/fma/end");
   Collector collector;
-  std::ostream null_stream(nullptr);  // a stream without a buffer discards what it is given
+  std::ostream null_stream(nullptr);                // a stream without a buffer discards what it is given
   if (json) collector.SetOutputStream(&std::cerr);  // stdout carries only the JSON
   if (guard > 0) collector.SetOutputStream(&null_stream);  // the guard prints its table only
   benchmark::RunSpecifiedBenchmarks(&collector);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loads bench/gemm's per-ISA peer modules (native_peers.hpp).
 #include <dlfcn.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GEMM benchmark's peers for one ISA (see native_peers.hpp): Eigen's GEMM and the register-only
 // FMA loop that measures the peak, compiled with the flags of RUNGS_PEERS_ISA only.
 #include <cstdint>

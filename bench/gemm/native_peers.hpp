@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/gemm/native_peers.hpp: the GEMM benchmark's peers for one ISA, in a module of their own.
 //
 // native_peers.cpp is built once per ISA (librungs_gemm_peers_<isa>.so, each with only that ISA's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/native/addon.cpp: rungs natively, as a Node add-on, so that bench/native/run.mjs can run
 // it side by side with onnxruntime-node in ONE process (same inputs, same thread count, outputs
 // compared before timing). A benchmark harness, not a product API: handles are externals, errors
@@ -30,9 +31,9 @@ struct CacheBox {
   std::vector<bool> prepared;
 };
 
-#define NAPI_OK(call)                                                 \
-  do {                                                                \
-    if ((call) != napi_ok) throw std::runtime_error("napi: " #call);  \
+#define NAPI_OK(call)                                                \
+  do {                                                               \
+    if ((call) != napi_ok) throw std::runtime_error("napi: " #call); \
   } while (0)
 
 template <class T>

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // bench/native/run.mjs: rungs natively (bench/native/addon.cpp, the library as a Node add-on)
 // against onnxruntime-node (CPU execution provider, MLAS), in ONE Node process, on the same
 // models, weights, inputs and thread count.

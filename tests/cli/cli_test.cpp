@@ -195,7 +195,6 @@ TEST(Cli, RungsIsaEnvironmentVariable) {
       << bad.out;
 }
 
-
 TEST(Cli, InspectProfileJson) {
   Result r = cli("inspect " + kModels + "mlp.json --extent 8 --profile --repetitions 3 --threads 1 --format json");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CompiledGraph::profile: one entry per kernel, the run's work, and the usual input checks.
 #include <gtest/gtest.h>
 
@@ -27,9 +28,9 @@ TEST(Profile, OneEntryPerKernelWithTheProductsFlops) {
     EXPECT_GE(prof[i].ms, 0.0);
     EXPECT_GT(prof[i].bytes, 0.0);
   }
-  EXPECT_EQ(prof.front().flops, 2.0 * 8 * 16 * 4);                    // the product
-  EXPECT_EQ(prof.front().bytes, 4.0 * (8 * 16 + 16 * 4 + 8 * 4));      // x, w, its output
-  EXPECT_EQ(prof.back().flops, 0.0);                                   // softmax: bytes only
+  EXPECT_EQ(prof.front().flops, 2.0 * 8 * 16 * 4);                 // the product
+  EXPECT_EQ(prof.front().bytes, 4.0 * (8 * 16 + 16 * 4 + 8 * 4));  // x, w, its output
+  EXPECT_EQ(prof.back().flops, 0.0);                               // softmax: bytes only
 }
 
 TEST(Profile, ChecksInputsAndRepetitionsLikeRun) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs from CommonJS: require('rungs') lands here (the "require" condition in package.json).
 // The package is an ES module that instantiates its WebAssembly with top-level await, which a
 // synchronous require() cannot wait for; say how to load it instead of Node's

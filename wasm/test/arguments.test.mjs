@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Arguments Embind would take on trust: enums, handles, typed arrays of another kind, row counts
 // that do not match the data, and objects used after delete(). Each is a thrown Error with a
 // rungs `code` that names the call, the argument and what it takes (docs/errors.md rows J14-J19);

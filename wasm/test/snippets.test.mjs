@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every ```js block of README.md and of the package's README runs, as written, against the
 // installed package: a wrong example fails CI.
 //

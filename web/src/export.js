@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Results as files: JSON (everything: settings, lengths, each scheme's ladder, final stats(),
 // repetition totals and latency percentiles) and CSV (one row per scheme). Pure functions of the
 // run the page shows; main.js downloads them.

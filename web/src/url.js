@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The page's settings in its URL query, so a view can be shared and a reload restores it:
 // model, active (0/1), reps, sel (the scheme shown), schemes and traffic (JSON). Pure functions;
 // main.js reads the query once at start and writes it (replaceState) as the settings change.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo's settings and outputs in headless Chromium (issue 19): a bad ladder field shows its
 // error beside the field and never leaves old results looking current; an empty traffic box says
 // what is missing; clearing a number field logs nothing; repetitions give p50/p90/p99 per scheme;

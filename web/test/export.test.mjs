@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo's exports in Node: CSV quoting (a list ladder's label has commas), mean and sd of the
 // repetition totals.
 import { test } from 'node:test';

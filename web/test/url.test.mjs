@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The settings in the URL, in Node: a round trip gives the same settings, other parameters stay,
 // and anything that does not parse keeps its default.
 import { test } from 'node:test';

@@ -67,12 +67,12 @@ struct KernelReport {
 // work it does (flops for products and attention, 0 elsewhere; bytes read and written counting
 // each input and the output once), so that a rate can be judged against the machine's peak.
 struct KernelProfile {
-  std::string op;      // as KernelReport
+  std::string op;  // as KernelReport
   std::string kernel;
-  Shape shape;         // output shape
-  double ms = 0;       // mean per run
-  double flops = 0;    // per run
-  double bytes = 0;    // per run
+  Shape shape;       // output shape
+  double ms = 0;     // mean per run
+  double flops = 0;  // per run
+  double bytes = 0;  // per run
 };
 
 struct CompileReport {

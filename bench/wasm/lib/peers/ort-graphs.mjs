@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bundled models and a square matmul as ONNX graphs (lib/onnx.mjs) run by an ONNX Runtime
 // module given by the caller: onnxruntime-web here (peers/ort.mjs), onnxruntime-node in
 // bench/native. Weights are initializers; standard ONNX opset 17 ops only (no com.microsoft
