@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "output.hpp"
 #include "rungs/ladder.hpp"
 #include "workload.hpp"
@@ -65,11 +66,11 @@ int run_plan(const PlanOptions& o) {
 Command add_plan(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand("plan", "The optimal bucket ladder for a trace, next to the power-of-two ladder");
-  auto* tr = cmd->add_option("--trace", o->trace, "Request lengths, one a line")->check(CLI::ExistingFile);
+  auto* tr = cmd->add_option("--trace", o->trace, "Request lengths, one a line");
   auto* sy = cmd->add_option("--synthetic", o->synthetic, "lognormal:MEDIAN:COUNT[:MAX[:SEED]]");
   tr->excludes(sy);
-  cmd->add_option("--buckets", o->buckets, "At most this many buckets")->required()->check(CLI::Range(1, 4096));
-  cmd->add_option("--pow2-min", o->pow2_min, "MIN of the power-of-two ladder shown beside it")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--buckets", o->buckets, "At most this many buckets")->required()->check(whole_number(1, kMaxBuckets));
+  cmd->add_option("--pow2-min", o->pow2_min, "MIN of the power-of-two ladder shown beside it")->check(whole_number(1))->capture_default_str();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   cmd->callback([tr, sy] {
     if (tr->count() == 0 && sy->count() == 0) throw CLI::RequiredError("--trace or --synthetic");

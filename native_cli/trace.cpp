@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "rungs/error.hpp"
 #include "rungs/ladder.hpp"
 
@@ -39,11 +40,11 @@ Command add_trace(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("trace", "Write a synthetic trace of request lengths");
   cmd->require_subcommand(1);
   CLI::App* ln = cmd->add_subcommand("lognormal", "Log-normal lengths, rounded and clipped to [1, max]");
-  ln->add_option("--median", o->median, "Median length")->check(CLI::PositiveNumber)->capture_default_str();
-  ln->add_option("--count", o->count, "How many lengths")->check(CLI::PositiveNumber)->capture_default_str();
-  ln->add_option("--max", o->max, "Largest length")->check(CLI::PositiveNumber)->capture_default_str();
-  ln->add_option("--seed", o->seed, "Seed (same seed, same trace on every platform)")->capture_default_str();
-  ln->add_option("--sigma", o->sigma, "Log-space standard deviation")->check(CLI::PositiveNumber)->capture_default_str();
+  ln->add_option("--median", o->median, "Median length")->check(positive_number())->capture_default_str();
+  ln->add_option("--count", o->count, "How many lengths")->check(whole_number(1, kMaxRequests))->capture_default_str();
+  ln->add_option("--max", o->max, "Largest length")->check(whole_number(1))->capture_default_str();
+  ln->add_option("--seed", o->seed, "Seed (same seed, same trace on every platform)")->check(whole_number(0))->capture_default_str();
+  ln->add_option("--sigma", o->sigma, "Log-space standard deviation")->check(positive_number(100))->capture_default_str();
   ln->add_option("--output,-o", o->output, "Write to this file instead of stdout");
   return [ln, o]() { return ln->parsed() ? run_trace(*o) : -1; };
 }
