@@ -2,7 +2,7 @@
 // Types of the rungs npm package. They describe wasm/bindings/register.cpp and the wrappers in
 // index.js: keep the three in step (wasm/test/types/ type-checks an example against this file).
 //
-// Names mirror the C++ API (api.md sections 3 to 5) in camelCase. Values cross as Float32Array
+// Names mirror the C++ API (the repo's docs/api.md, sections 3-5) in camelCase. Values cross as Float32Array
 // (copied in and out: a view into the wasm heap would go stale when memory grows); keys, extents
 // and row counts are plain numbers (integers up to 2^53); `null` stands for C++ std::nullopt.
 
