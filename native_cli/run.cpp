@@ -111,7 +111,7 @@ int run_run(const RunOptions& o) {
     try {
       j = nlohmann::json::parse(in);
     } catch (const std::exception& e) {
-      throw Error(ErrorCode::ParseError, "input '" + o.input + "': not valid JSON: " + e.what());
+      throw Error(ErrorCode::ParseError, "input '" + o.input + "': not valid JSON: " + printable(e.what(), 200));
     }
     if (!j.is_object()) throw Error(ErrorCode::ParseError, "input '" + o.input + "': expected an object {\"name\": [values]}");
     for (auto it = j.begin(); it != j.end(); ++it) {

@@ -1,6 +1,7 @@
 // `rungs trace lognormal`: write a reproducible trace of request lengths, one a line.
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -25,6 +26,9 @@ int run_trace(const TraceOptions& o) {
   auto lengths = ladder::lognormal_trace(o.median, o.count, o.max, o.seed, o.sigma);
   std::ofstream file;
   if (!o.output.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(o.output, ec))
+      throw Error(ErrorCode::InvalidArgument, "trace: -o '" + o.output + "' is a directory; give a file name");
     file.open(o.output);
     if (!file) throw Error(ErrorCode::InvalidArgument, "trace: cannot write '" + o.output + "'");
   }

@@ -245,6 +245,7 @@ TEST(CliErrors, DirectoriesAndExistingFiles) {
       {"trace is a directory", "plan --trace " + dir + " --buckets 2", 1, {"trace '", "is a directory"}},
       {"ids is a directory", "run " + kModels + "encoder.json --rows 3 --ids " + dir, 1, {"is a directory"}},
       {"missing model", "run " + dir + "no_such_model.json --rows 3", 1, {"no such file"}},
+      {"trace into a directory", "trace lognormal --count 5 -o " + dir, 1, {"trace: -o '", "' is a directory"}},
       {"npy onto a file", "run " + kMlp + " --rows 3 --format npy -o " + file, 1,
        {"is a file; --format npy writes one .npy file per output into a folder"}},
   });
