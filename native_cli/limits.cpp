@@ -72,7 +72,7 @@ CLI::Validator thread_count() {
         if (ec == std::errc::result_out_of_range || v > cap) return "'" + printable(text) + "' is too many: must be " + want;
         return {};
       },
-      "INT>=0");
+      "INT in [0, " + std::to_string(max_threads()) + "]");
 }
 
 std::string printable(const std::string& text, size_t limit) {
