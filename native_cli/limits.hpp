@@ -14,6 +14,8 @@ namespace rungs::cli {
 inline constexpr uint64_t kMaxRequests = 10'000'000;
 // At most this many buckets in one ladder: each may become one compiled graph.
 inline constexpr uint64_t kMaxBuckets = 4096;
+// At most this many steps of ladder::optimal's exact search (about 10 s on one core).
+inline constexpr double kMaxOptimalSteps = 1e10;
 // At most this many bytes of inputs built for one request (or one `run`).
 inline constexpr uint64_t kMaxRequestBytes = uint64_t{1} << 30;
 // At most this many times the hardware threads for --threads.

@@ -26,6 +26,7 @@ struct PlanOptions {
 int run_plan(const PlanOptions& o) {
   std::vector<uint64_t> trace = o.trace.empty() ? synthetic_trace(o.synthetic) : read_trace(o.trace);
   const uint64_t max_key = *std::max_element(trace.begin(), trace.end());
+  check_optimal_cost(trace, o.buckets, "plan --buckets " + std::to_string(o.buckets));
   auto optimal = ladder::optimal(trace, o.buckets);
   auto pow2 = ladder::power_of_two(std::min(o.pow2_min, max_key), max_key);
   struct Row {

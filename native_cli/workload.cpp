@@ -15,6 +15,12 @@ namespace rungs::cli {
 
 namespace {
 
+std::string fixed_int(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;
   std::string cur;
@@ -117,6 +123,23 @@ uint64_t bucket_count(const LadderSpec& s, std::span<const uint64_t> trace) {
 
 }  // namespace
 
+void check_optimal_cost(std::span<const uint64_t> trace, uint64_t max_buckets, const std::string& what) {
+  std::vector<uint64_t> e(trace.size());
+  std::copy(trace.begin(), trace.end(), e.begin());
+  std::sort(e.begin(), e.end());
+  double distinct = 0;
+  for (size_t i = 0; i < e.size(); ++i) distinct += i == 0 || e[i] != e[i - 1];
+  const double b = std::min(double(max_buckets), distinct);
+  const double steps = (b - 1) * distinct * distinct / 2, bytes = 24 * b * distinct;
+  if (steps > kMaxOptimalSteps || bytes > double(kMaxRequestBytes)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.0f distinct lengths and %.0f buckets need about %.3g steps and %.3g bytes",
+                  distinct, b, steps, bytes);
+    throw UsageError{what + ": the exact optimum over " + buf + "; at most " + fixed_int(kMaxOptimalSteps) +
+                     " steps and 1 GiB: ask for fewer buckets, or round the lengths (fewer distinct ones)"};
+  }
+}
+
 std::vector<Range> ladder_for(const LadderSpec& s, std::span<const uint64_t> trace) {
   auto arg = [&](size_t i, const char* what) { return positive(s.args[i], what, s.text); };
   if (const uint64_t n = bucket_count(s, trace); n > kMaxBuckets)
@@ -137,6 +160,7 @@ std::vector<Range> ladder_for(const LadderSpec& s, std::span<const uint64_t> tra
   } else if (s.kind == "optimal" || s.kind == "exact") {
     if (trace.empty()) throw UsageError{"'" + s.text + "' needs a trace"};
     if (s.kind == "optimal") {
+      check_optimal_cost(trace, arg(0, "K"), "'" + s.text + "'");
       r = ladder::optimal(trace, arg(0, "K"));
     } else {
       std::vector<uint64_t> e(trace.begin(), trace.end());

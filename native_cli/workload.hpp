@@ -33,6 +33,9 @@ LadderSpec parse_ladder_spec(const std::string& spec);
 // The buckets of a spec; `optimal` and `exact` fit the trace.
 std::vector<Range> ladder_for(const LadderSpec& spec, std::span<const uint64_t> trace);
 std::string ladder_to_string(std::span<const Range> buckets);
+// ladder::optimal is exact: about K x D^2 / 2 steps and 24 x K x D bytes for D distinct lengths.
+// Past kMaxOptimalSteps or 1 GiB it is refused (UsageError) before it starts.
+void check_optimal_cost(std::span<const uint64_t> trace, uint64_t max_buckets, const std::string& what);
 // The ladder specs in --compare values: each value holds specs separated by ';' or ','; a part
 // that starts with a digit continues the list ladder before it ("list:16,64,256,one:256" is two
 // specs), so list ladders compare with or without ';'.
