@@ -42,7 +42,7 @@ double number(const std::string& s, const std::string& what, const std::string& 
 
 uint64_t positive(double v, const std::string& what, const std::string& spec) {
   if (v < 1 || v != std::floor(v) || v > 9.0e15)
-    throw UsageError{"'" + spec + "': " + what + " must be a whole number >= 1"};
+    throw UsageError{"'" + spec + "': " + what + " must be a whole number in [1, 9000000000000000]"};
   return static_cast<uint64_t>(v);
 }
 
@@ -234,7 +234,7 @@ std::vector<uint64_t> synthetic_trace(const std::string& spec) {
   uint64_t seed = 1;
   if (parts.size() > 4) {
     const double v = number(parts[4], "SEED", spec);
-    if (v < 0 || v != std::floor(v) || v > 9.0e15) throw UsageError{"'" + spec + "': SEED must be a whole number >= 0"};
+    if (v < 0 || v != std::floor(v) || v > 9.0e15) throw UsageError{"'" + spec + "': SEED must be a whole number in [0, 9000000000000000]"};
     seed = static_cast<uint64_t>(v);
   }
   return ladder::lognormal_trace(median, count, max, seed);

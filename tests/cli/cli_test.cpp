@@ -218,7 +218,7 @@ TEST(CliErrors, ReadableRangesAndValues) {
       {"trace count huge", "trace lognormal --count 1000000000000", 2, {"is out of range"}},
       {"trace median 0", "trace lognormal --median 0", 2, {"--median: must be a number > 0, got '0'"}},
       {"negative seed", "trace lognormal --seed -1", 2, {"--seed: must be a whole number >= 0, got '-1'"}},
-      {"negative synthetic seed", "plan --synthetic lognormal:8:20:32:-1 --buckets 2", 2, {"SEED must be a whole number >= 0"}},
+      {"negative synthetic seed", "plan --synthetic lognormal:8:20:32:-1 --buckets 2", 2, {"SEED must be a whole number in [0, 9000000000000000]"}},
       {"threads past 4x hardware", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --threads 100000", 2,
        {"--threads: '100000' is too many", "hardware threads"}},
       {"warmup negative", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --warmup -1", 2, {"--warmup: must be"}},
