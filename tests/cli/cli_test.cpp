@@ -2,6 +2,7 @@
 #include <csv.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -466,4 +467,43 @@ TEST(CliBench, MarkdownAndJsonLines) {
   EXPECT_EQ(records[1]["scheme"]["total_ms_runs"].size(), 2u);
 }
 
+// The JSON schema documented in docs/cli.md is the one bench prints: the same keys at every level
+// (top, trace, scheme, latency, bucket), so the document cannot drift from the output.
+std::vector<std::string> keys_of(const nlohmann::json& j) {
+  std::vector<std::string> k;
+  for (auto it = j.begin(); it != j.end(); ++it) k.push_back(it.key());
+  std::sort(k.begin(), k.end());
+  return k;
+}
+
+TEST(CliBench, JsonSchemaIsTheDocumentedOne) {
+  std::ifstream in(std::string(RUNGS_SOURCE_DIR) + "/docs/cli.md");
+  std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto section = doc.find("## `bench --format json`");
+  ASSERT_NE(section, std::string::npos);
+  const auto open = doc.find("```json\n", section), close = doc.find("\n```", open + 8);
+  ASSERT_NE(open, std::string::npos);
+  const auto documented = nlohmann::json::parse(doc.substr(open + 8, close - open - 8));
+  Result r = cli("bench " + kMlp + " --synthetic lognormal:8:20:32:3 --ladder pow2:4:32 --threads 1 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto actual = json_of(r);
+  EXPECT_EQ(keys_of(actual), keys_of(documented));
+  EXPECT_EQ(keys_of(actual["trace"]), keys_of(documented["trace"]));
+  EXPECT_EQ(actual["schema_version"], documented["schema_version"]);
+  const auto& s = actual["schemes"][0];
+  const auto& ds = documented["schemes"][0];
+  EXPECT_EQ(keys_of(s), keys_of(ds));
+  EXPECT_EQ(keys_of(s["latency_ms"]), keys_of(ds["latency_ms"]));
+  EXPECT_EQ(keys_of(s["buckets"][0]), keys_of(ds["buckets"][0]));
+  EXPECT_EQ(keys_of(s["buckets"][0]["latency_ms"]), keys_of(ds["buckets"][0]["latency_ms"]));
+  // Every value has the documented JSON type.
+  for (const auto& [a, d] : {std::pair{&actual, &documented}, std::pair{&s, &ds}, std::pair{&s["buckets"][0], &ds["buckets"][0]}})
+    for (auto it = d->begin(); it != d->end(); ++it) {
+      const auto& v = (*a)[it.key()];
+      const bool same = v.is_number() ? it.value().is_number() : v.type() == it.value().type();
+      EXPECT_TRUE(same) << it.key() << ": " << v << " vs documented " << it.value();
+    }
+}
+
 }  // namespace
+
