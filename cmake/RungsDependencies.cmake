@@ -31,6 +31,8 @@ find_package(xsimd 13 CONFIG REQUIRED)
 find_package(nlohmann_json 3.11 CONFIG REQUIRED)
 if(RUNGS_BUILD_CLI AND NOT EMSCRIPTEN)
   find_package(CLI11 2 CONFIG REQUIRED)
+  list(APPEND CMAKE_MODULE_PATH "${CMAKE_CURRENT_LIST_DIR}")
+  find_package(Csv REQUIRED)  # libcsv-dev: cmake/FindCsv.cmake
 endif()
 # GoogleTest is found in tests/CMakeLists.txt (FindGTest tries GTestConfig.cmake first, which
 # under Emscripten is the em++ build in .deps/googletest-wasm).

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "output.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"
@@ -62,6 +63,7 @@ void print_profile(const nlohmann::json& j, int repetitions) {
 }
 
 int run_inspect(const InspectOptions& o) {
+  check_input_file("model", o.model);
   Model model = load_model(o.model);
   auto [module, params] = model.build(o.extent);
   CompileOptions opt;
@@ -112,7 +114,7 @@ Command add_inspect(CLI::App& app) {
   auto o = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand("inspect", "Passes, fused kernels, arena and param bytes of a model at one extent");
   cmd->add_option("model", o->model, "Model description (.json)")->required();
-  cmd->add_option("--extent", o->extent, "Size of the bucket dim to compile at")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--extent", o->extent, "Size of the bucket dim to compile at")->required()->check(whole_number(1));
   cmd->add_flag("--dump-passes", o->dump_passes, "Print the IR after each pass that changed it");
   cmd->add_flag("--no-fusion", o->no_fusion, "One kernel per primitive op");
   cmd->add_option("--policy", o->policy, "Weight storage")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();

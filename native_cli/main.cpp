@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,32 @@ const CLI::App* active_command(const CLI::App& app) {
   return &app;
 }
 
+// "rungs frobnicate" names the word and lists the commands (CLI11 alone says only that a
+// subcommand is required). Applies at each level: `rungs trace frob` lists trace's kinds.
+bool unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* level = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return false;
+    const auto subs = level->get_subcommands([](const CLI::App*) { return true; });
+    if (subs.empty()) return false;
+    const CLI::App* next = nullptr;
+    std::string names;
+    for (const CLI::App* sub : subs) {
+      if (sub->check_name(word)) next = sub;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!next) {
+      std::cerr << "rungs: unknown command '" << word << "'" << (level == &app ? "" : " for '" + level->get_name() + "'")
+                << "; the commands are: " << names << "\n\n"
+                << level->help();
+      return true;
+    }
+    level = next;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,6 +66,7 @@ int main(int argc, char** argv) {
   commands.push_back(rungs::cli::add_inspect(app));
   commands.push_back(rungs::cli::add_trace(app));
 
+  if (unknown_command(app, argc, argv)) return 2;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -60,6 +89,13 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const rungs::Error& e) {
     std::cerr << "rungs: error (" << rungs::to_string(e.code()) << "): " << e.what() << '\n';
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "rungs: error (OutOfRange): out of memory: this machine could not allocate what the command needs; "
+                 "try a smaller trace, ladder or --rows\n";
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "rungs: error (InvalidArgument): " << e.code().message() << ": '" << e.path1().string() << "'\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "rungs: internal error: " << e.what() << '\n';

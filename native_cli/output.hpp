@@ -2,6 +2,7 @@
 // native_cli/output.hpp: aligned text tables and number formatting for the commands' output.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -35,6 +36,24 @@ class Table {
         size_t total = 0;
         for (size_t x : w) total += x + 2;
         os << std::string(total - 2, '-') << '\n';
+      }
+    }
+  }
+
+  // A GitHub-flavoured markdown table: the first column left-aligned, the others right-aligned.
+  void print_markdown(std::ostream& os) const {
+    for (size_t k = 0; k < rows_.size(); ++k) {
+      os << '|';
+      for (const std::string& c : rows_[k]) {
+        std::string cell;
+        for (char ch : c) cell += ch == '|' ? std::string("\\|") : std::string(1, ch);
+        os << ' ' << cell << " |";
+      }
+      os << '\n';
+      if (k == 0) {
+        os << '|';
+        for (size_t i = 0; i < rows_[0].size(); ++i) os << (i == 0 ? " --- |" : " ---: |");
+        os << '\n';
       }
     }
   }

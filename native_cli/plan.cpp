@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "output.hpp"
 #include "rungs/ladder.hpp"
 #include "workload.hpp"
@@ -26,6 +27,7 @@ struct PlanOptions {
 int run_plan(const PlanOptions& o) {
   std::vector<uint64_t> trace = o.trace.empty() ? synthetic_trace(o.synthetic) : read_trace(o.trace);
   const uint64_t max_key = *std::max_element(trace.begin(), trace.end());
+  check_optimal_cost(trace, o.buckets, "plan --buckets " + std::to_string(o.buckets));
   auto optimal = ladder::optimal(trace, o.buckets);
   auto pow2 = ladder::power_of_two(std::min(o.pow2_min, max_key), max_key);
   struct Row {
@@ -66,11 +68,11 @@ int run_plan(const PlanOptions& o) {
 Command add_plan(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand("plan", "The optimal bucket ladder for a trace, next to the power-of-two ladder");
-  auto* tr = cmd->add_option("--trace", o->trace, "Request lengths, one a line")->check(CLI::ExistingFile);
+  auto* tr = cmd->add_option("--trace", o->trace, "Request lengths, one a line");
   auto* sy = cmd->add_option("--synthetic", o->synthetic, "lognormal:MEDIAN:COUNT[:MAX[:SEED]]");
   tr->excludes(sy);
-  cmd->add_option("--buckets", o->buckets, "At most this many buckets")->required()->check(CLI::Range(1, 4096));
-  cmd->add_option("--pow2-min", o->pow2_min, "MIN of the power-of-two ladder shown beside it")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--buckets", o->buckets, "At most this many buckets")->required()->check(whole_number(1, kMaxBuckets));
+  cmd->add_option("--pow2-min", o->pow2_min, "MIN of the power-of-two ladder shown beside it")->check(whole_number(1))->capture_default_str();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   cmd->callback([tr, sy] {
     if (tr->count() == 0 && sy->count() == 0) throw CLI::RequiredError("--trace or --synthetic");

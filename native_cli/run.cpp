@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "rungs/error.hpp"
 #include "rungs/session.hpp"
 #include "workload.hpp"
@@ -29,6 +30,7 @@ struct RunOptions {
 };
 
 std::vector<float> read_ids(const std::string& path, uint64_t rows) {
+  check_input_file("ids", path);
   std::ifstream in(path);
   if (!in) throw Error(ErrorCode::ParseError, "ids '" + path + "': cannot open the file");
   std::vector<float> ids;
@@ -38,7 +40,10 @@ std::vector<float> read_ids(const std::string& path, uint64_t rows) {
     double v = std::strtod(tok.c_str(), &end);
     if (*end != '\0' || v < 0 || v != static_cast<double>(static_cast<int64_t>(v)))
       throw Error(ErrorCode::ParseError, "ids '" + path + "': token " + std::to_string(ids.size() + 1) +
-                                             " must be a whole number >= 0, got '" + tok + "'");
+                                             " must be a whole number >= 0, got '" + printable(tok) + "'");
+    if (ids.size() == rows)
+      throw Error(ErrorCode::ParseError, "ids '" + path + "': more than " + std::to_string(rows) +
+                                             " ids for --rows " + std::to_string(rows) + "; give exactly one id per row");
     ids.push_back(static_cast<float>(v));
   }
   if (ids.size() != rows)
@@ -64,9 +69,28 @@ void write_npy(const std::string& path, const Shape& shape, const std::vector<fl
   f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
 }
 
+// The folder --format npy writes into: made if missing; an existing file there is refused by name.
+std::filesystem::path npy_folder(const std::string& output) {
+  std::filesystem::path dir = output.empty() ? "." : output;
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw Error(ErrorCode::InvalidArgument, "run: -o '" + output +
+                                                "' is a file; --format npy writes one .npy file per output into a folder");
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(ErrorCode::InvalidArgument, "run: cannot create the folder '" + dir.string() + "': " + ec.message());
+  return dir;
+}
+
 int run_run(const RunOptions& o) {
+  check_input_file("model", o.model);
+  if (!o.input.empty()) check_input_file("input", o.input);
+  // Before anything is built: a bad output folder, inputs too large to build.
+  std::filesystem::path dir;
+  if (o.format == "npy") dir = npy_folder(o.output);
   Model model = load_model(o.model);
-  ModelIo io = model_io(model, o.rows);
+  ModelIo io = model_io(model, std::min<uint64_t>(o.rows, 2));
+  check_input_bytes(io, o.rows, "run --rows " + std::to_string(o.rows));
+  io = model_io(model, o.rows);
   auto [module, params] = model.build(o.rows);
   CompiledGraph c = Session(o.device == "reference" ? Device::Reference : Device::Cpu).compile_hir(module);
   for (const auto& [n, v] : params) c.set_param(n, v);
@@ -88,7 +112,7 @@ int run_run(const RunOptions& o) {
     try {
       j = nlohmann::json::parse(in);
     } catch (const std::exception& e) {
-      throw Error(ErrorCode::ParseError, "input '" + o.input + "': not valid JSON: " + e.what());
+      throw Error(ErrorCode::ParseError, "input '" + o.input + "': not valid JSON: " + printable(e.what(), 200));
     }
     if (!j.is_object()) throw Error(ErrorCode::ParseError, "input '" + o.input + "': expected an object {\"name\": [values]}");
     for (auto it = j.begin(); it != j.end(); ++it) {
@@ -111,8 +135,6 @@ int run_run(const RunOptions& o) {
 
   const auto& names = c.output_names();
   if (o.format == "npy") {
-    std::filesystem::path dir = o.output.empty() ? "." : o.output;
-    std::filesystem::create_directories(dir);
     for (size_t i = 0; i < names.size(); ++i) {
       auto path = (dir / (names[i] + ".npy")).string();
       write_npy(path, c.output_shape(names[i]), outputs[i]);
@@ -145,9 +167,9 @@ Command add_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "One inference of a model file at N rows");
   cmd->add_option("model", o->model, "Model description (.json)")->required();
-  cmd->add_option("--rows", o->rows, "Rows along the bucket dim (e.g. tokens)")->required()->check(CLI::PositiveNumber);
-  auto* ids = cmd->add_option("--ids", o->ids, "Token ids, whitespace separated, one per row (mask all ones)")->check(CLI::ExistingFile);
-  auto* in = cmd->add_option("--input", o->input, "JSON object {\"input name\": [values]}")->check(CLI::ExistingFile);
+  cmd->add_option("--rows", o->rows, "Rows along the bucket dim (e.g. tokens)")->required()->check(whole_number(1));
+  auto* ids = cmd->add_option("--ids", o->ids, "Token ids, whitespace separated, one per row (mask all ones)");
+  auto* in = cmd->add_option("--input", o->input, "JSON object {\"input name\": [values]}");
   ids->excludes(in);
   cmd->add_option("--format", o->format, "Output: text, json, or npy files")->check(CLI::IsMember({"text", "json", "npy"}))->capture_default_str();
   cmd->add_option("--output,-o", o->output, "Folder for --format npy (default: current folder)");

@@ -2,10 +2,12 @@
 // `rungs trace lognormal`: write a reproducible trace of request lengths, one a line.
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "rungs/error.hpp"
 #include "rungs/ladder.hpp"
 
@@ -25,6 +27,9 @@ int run_trace(const TraceOptions& o) {
   auto lengths = ladder::lognormal_trace(o.median, o.count, o.max, o.seed, o.sigma);
   std::ofstream file;
   if (!o.output.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(o.output, ec))
+      throw Error(ErrorCode::InvalidArgument, "trace: -o '" + o.output + "' is a directory; give a file name");
     file.open(o.output);
     if (!file) throw Error(ErrorCode::InvalidArgument, "trace: cannot write '" + o.output + "'");
   }
@@ -40,11 +45,11 @@ Command add_trace(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("trace", "Write a synthetic trace of request lengths");
   cmd->require_subcommand(1);
   CLI::App* ln = cmd->add_subcommand("lognormal", "Log-normal lengths, rounded and clipped to [1, max]");
-  ln->add_option("--median", o->median, "Median length")->check(CLI::PositiveNumber)->capture_default_str();
-  ln->add_option("--count", o->count, "How many lengths")->check(CLI::PositiveNumber)->capture_default_str();
-  ln->add_option("--max", o->max, "Largest length")->check(CLI::PositiveNumber)->capture_default_str();
-  ln->add_option("--seed", o->seed, "Seed (same seed, same trace on every platform)")->capture_default_str();
-  ln->add_option("--sigma", o->sigma, "Log-space standard deviation")->check(CLI::PositiveNumber)->capture_default_str();
+  ln->add_option("--median", o->median, "Median length")->check(positive_number())->capture_default_str();
+  ln->add_option("--count", o->count, "How many lengths")->check(whole_number(1, kMaxRequests))->capture_default_str();
+  ln->add_option("--max", o->max, "Largest length")->check(whole_number(1))->capture_default_str();
+  ln->add_option("--seed", o->seed, "Seed (same seed, same trace on every platform)")->check(whole_number(0))->capture_default_str();
+  ln->add_option("--sigma", o->sigma, "Log-space standard deviation")->check(positive_number(100))->capture_default_str();
   ln->add_option("--output,-o", o->output, "Write to this file instead of stdout");
   return [ln, o]() { return ln->parsed() ? run_trace(*o) : -1; };
 }

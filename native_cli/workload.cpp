@@ -3,16 +3,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "limits.hpp"
 #include "rungs/error.hpp"
 #include "rungs/graph.hpp"
 
 namespace rungs::cli {
 
 namespace {
+
+std::string fixed_int(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;
@@ -35,7 +43,7 @@ double number(const std::string& s, const std::string& what, const std::string& 
 
 uint64_t positive(double v, const std::string& what, const std::string& spec) {
   if (v < 1 || v != std::floor(v) || v > 9.0e15)
-    throw UsageError{"'" + spec + "': " + what + " must be a whole number >= 1"};
+    throw UsageError{"'" + spec + "': " + what + " must be a whole number in [1, 9000000000000000]"};
   return static_cast<uint64_t>(v);
 }
 
@@ -81,8 +89,63 @@ LadderSpec parse_ladder_spec(const std::string& spec) {
   return s;
 }
 
+namespace {
+
+// How many buckets a spec makes, counted without building them (stops past kMaxBuckets); 0 when
+// the values are ones the ladder builder refuses (it then says why).
+uint64_t bucket_count(const LadderSpec& s, std::span<const uint64_t> trace) {
+  auto arg = [&](size_t i, const char* what) { return positive(s.args[i], what, s.text); };
+  const uint64_t head = s.head ? std::size(ladder::kHead) : 0;
+  if (s.kind == "lin") {
+    const uint64_t min = arg(0, "MIN"), max = arg(1, "MAX"), step = arg(2, "STEP");
+    return max < min ? 0 : (max - min + step - 1) / step + 1 + head;
+  }
+  if (s.kind == "geo") {
+    const uint64_t min = arg(0, "MIN"), max = arg(1, "MAX");
+    const double ratio = s.args[2];
+    if (max < min || !(ratio > 1)) return 0;
+    uint64_t n = 1;
+    for (double e = static_cast<double>(min); e < static_cast<double>(max) && n <= kMaxBuckets; ++n)
+      e = std::max(e + 1, std::ceil(e * ratio));
+    return n + head;
+  }
+  if (s.kind == "list") return s.args.size() + head;
+  if (s.kind == "optimal") return arg(0, "K") + head;
+  if (s.kind == "exact") {
+    std::vector<uint64_t> e(trace.size());
+    std::copy(trace.begin(), trace.end(), e.begin());
+    std::sort(e.begin(), e.end());
+    uint64_t distinct = 0;
+    for (size_t i = 0; i < e.size(); ++i) distinct += i == 0 || e[i] != e[i - 1];
+    return distinct + head;
+  }
+  return 0;  // pow2 (at most 64 buckets) and one
+}
+
+}  // namespace
+
+void check_optimal_cost(std::span<const uint64_t> trace, uint64_t max_buckets, const std::string& what) {
+  std::vector<uint64_t> e(trace.size());
+  std::copy(trace.begin(), trace.end(), e.begin());
+  std::sort(e.begin(), e.end());
+  double distinct = 0;
+  for (size_t i = 0; i < e.size(); ++i) distinct += i == 0 || e[i] != e[i - 1];
+  const double b = std::min(double(max_buckets), distinct);
+  const double steps = (b - 1) * distinct * distinct / 2, bytes = 24 * b * distinct;
+  if (steps > kMaxOptimalSteps || bytes > double(kMaxRequestBytes)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.0f distinct lengths and %.0f buckets need about %.3g steps and %.3g bytes",
+                  distinct, b, steps, bytes);
+    throw UsageError{what + ": the exact optimum over " + buf + "; at most " + fixed_int(kMaxOptimalSteps) +
+                     " steps and 1 GiB: ask for fewer buckets, or round the lengths (fewer distinct ones)"};
+  }
+}
+
 std::vector<Range> ladder_for(const LadderSpec& s, std::span<const uint64_t> trace) {
   auto arg = [&](size_t i, const char* what) { return positive(s.args[i], what, s.text); };
+  if (const uint64_t n = bucket_count(s, trace); n > kMaxBuckets)
+    throw UsageError{"'" + s.text + "' makes " + (s.kind == "geo" ? "more than " + std::to_string(kMaxBuckets) : std::to_string(n)) +
+                     " buckets; at most " + std::to_string(kMaxBuckets) + " (each may become one compiled graph)"};
   std::vector<Range> r;
   if (s.kind == "pow2") {
     r = ladder::power_of_two(arg(0, "MIN"), arg(1, "MAX"), s.head);
@@ -98,6 +161,7 @@ std::vector<Range> ladder_for(const LadderSpec& s, std::span<const uint64_t> tra
   } else if (s.kind == "optimal" || s.kind == "exact") {
     if (trace.empty()) throw UsageError{"'" + s.text + "' needs a trace"};
     if (s.kind == "optimal") {
+      check_optimal_cost(trace, arg(0, "K"), "'" + s.text + "'");
       r = ladder::optimal(trace, arg(0, "K"));
     } else {
       std::vector<uint64_t> e(trace.begin(), trace.end());
@@ -118,6 +182,7 @@ std::string ladder_to_string(std::span<const Range> buckets) {
 }
 
 std::vector<uint64_t> read_trace(const std::string& path) {
+  check_input_file("trace", path);
   std::ifstream in(path);
   if (!in) throw Error(ErrorCode::ParseError, "trace '" + path + "': cannot open the file");
   std::vector<uint64_t> out;
@@ -133,11 +198,28 @@ std::vector<uint64_t> read_trace(const std::string& path) {
     bool digits = std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits || line.size() > 15 || std::stoull(line) == 0)
       throw Error(ErrorCode::ParseError, "trace '" + path + "' line " + std::to_string(lineno) +
-                                             ": expected one whole number >= 1 (a request length), got '" + line + "'");
+                                             ": expected one whole number >= 1 (a request length), got '" + printable(line) + "'");
+    if (out.size() == kMaxRequests)
+      throw Error(ErrorCode::OutOfRange, "trace '" + path + "' line " + std::to_string(lineno) + ": more than " +
+                                             std::to_string(kMaxRequests) + " requests; split the trace");
     out.push_back(std::stoull(line));
   }
   if (out.empty()) throw Error(ErrorCode::ParseError, "trace '" + path + "': no lengths in the file");
   return out;
+}
+
+std::vector<std::string> split_specs(const std::vector<std::string>& values) {
+  std::vector<std::string> specs;
+  for (const auto& value : values)
+    for (const auto& group : split(value, ';'))
+      for (const auto& part : split(group, ',')) {
+        // A part starting with a digit continues a list ladder: "list:16,64,256".
+        const bool continues = !part.empty() && part[0] >= '0' && part[0] <= '9' && !specs.empty() &&
+                               specs.back().rfind("list:", 0) == 0;
+        if (continues) specs.back() += "," + part;
+        else if (!part.empty()) specs.push_back(part);
+      }
+  return specs;
 }
 
 std::vector<uint64_t> synthetic_trace(const std::string& spec) {
@@ -147,8 +229,15 @@ std::vector<uint64_t> synthetic_trace(const std::string& spec) {
   double median = number(parts[1], "MEDIAN", spec);
   if (!(median > 0)) throw UsageError{"'" + spec + "': MEDIAN must be > 0"};
   uint64_t count = positive(number(parts[2], "COUNT", spec), "COUNT", spec);
+  if (count > kMaxRequests)
+    throw UsageError{"'" + spec + "': COUNT " + parts[2] + " is out of range: at most " + std::to_string(kMaxRequests) + " requests"};
   uint64_t max = parts.size() > 3 ? positive(number(parts[3], "MAX", spec), "MAX", spec) : 256;
-  uint64_t seed = parts.size() > 4 ? static_cast<uint64_t>(number(parts[4], "SEED", spec)) : 1;
+  uint64_t seed = 1;
+  if (parts.size() > 4) {
+    const double v = number(parts[4], "SEED", spec);
+    if (v < 0 || v != std::floor(v) || v > 9.0e15) throw UsageError{"'" + spec + "': SEED must be a whole number in [0, 9000000000000000]"};
+    seed = static_cast<uint64_t>(v);
+  }
   return ladder::lognormal_trace(median, count, max, seed);
 }
 
@@ -184,7 +273,21 @@ ModelIo model_io(const Model& model, uint64_t extent) {
   return io;
 }
 
+void check_input_bytes(const ModelIo& io, uint64_t rows, const std::string& who) {
+  double values = 0;  // a double: rows x inner may pass 2^64
+  for (const auto& p : io.inputs)
+    values += p.inner ? double(p.inner) * double(rows) : double(shape_numel(p.shape));
+  if (values * sizeof(float) > double(kMaxRequestBytes)) {
+    char bytes[32];
+    std::snprintf(bytes, sizeof bytes, "%.0f", values * sizeof(float));
+    throw Error(ErrorCode::OutOfRange, who + ": the inputs at " + std::to_string(rows) + " rows need " + bytes +
+                                           " bytes, more than the " + std::to_string(kMaxRequestBytes) +
+                                           " bytes (1 GiB) the CLI builds for one request");
+  }
+}
+
 std::vector<std::vector<float>> synthetic_inputs(const ModelIo& io, uint64_t rows, uint64_t seed) {
+  check_input_bytes(io, rows, "inputs");
   std::vector<std::vector<float>> out;
   for (const auto& p : io.inputs) {
     size_t n = p.inner ? p.inner * rows : static_cast<size_t>(shape_numel(p.shape));

@@ -34,11 +34,19 @@ LadderSpec parse_ladder_spec(const std::string& spec);
 // The buckets of a spec; `optimal` and `exact` fit the trace.
 std::vector<Range> ladder_for(const LadderSpec& spec, std::span<const uint64_t> trace);
 std::string ladder_to_string(std::span<const Range> buckets);
+// ladder::optimal is exact: about K x D^2 / 2 steps and 24 x K x D bytes for D distinct lengths.
+// Past kMaxOptimalSteps or 1 GiB it is refused (UsageError) before it starts.
+void check_optimal_cost(std::span<const uint64_t> trace, uint64_t max_buckets, const std::string& what);
+// The ladder specs in --compare values: each value holds specs separated by ';' or ','; a part
+// that starts with a digit continues the list ladder before it ("list:16,64,256,one:256" is two
+// specs), so list ladders compare with or without ';'.
+std::vector<std::string> split_specs(const std::vector<std::string>& values);
 
-// --trace FILE: one positive length a line ('#' comments and blank lines allowed). Errors name the
-// file and line and exit 1 (rungs::Error ParseError).
+// --trace FILE: one positive length a line ('#' comments and blank lines allowed), at most
+// kMaxRequests of them. Errors name the file and line and exit 1 (rungs::Error ParseError); a
+// binary line is shown escaped, never echoed raw.
 std::vector<uint64_t> read_trace(const std::string& path);
-// --synthetic lognormal:MEDIAN:COUNT[:MAX[:SEED]]
+// --synthetic lognormal:MEDIAN:COUNT[:MAX[:SEED]] (COUNT at most kMaxRequests, SEED >= 0)
 std::vector<uint64_t> synthetic_trace(const std::string& spec);
 
 // Inputs and outputs of a model at one extent, with how each maps to rows of the bucket dim.
@@ -56,6 +64,9 @@ ModelIo model_io(const Model& model, uint64_t extent);
 // Deterministic inputs for `rows` real rows (padded inputs are made by the cache): ids cycle
 // through the vocabulary for an "ids" input, a "mask" input is all ones, anything else is a
 // seeded pseudo-random sequence in [-1, 1].
+// Refused (Error(OutOfRange)) past kMaxRequestBytes, before anything is allocated.
 std::vector<std::vector<float>> synthetic_inputs(const ModelIo& io, uint64_t rows, uint64_t seed);
+// The same size check alone, for a caller about to build a model at `rows`; `who` starts the message.
+void check_input_bytes(const ModelIo& io, uint64_t rows, const std::string& who);
 
 }  // namespace rungs::cli

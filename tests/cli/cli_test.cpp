@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `rungs` CLI as a user runs it: exit codes, the JSON of bench and plan, every error path.
+#include <csv.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,12 +25,11 @@ struct Result {
 // stderr goes through a file named for this process and call: ctest runs these tests as separate
 // processes in parallel, and with one shared name another test's `2>` emptied the file before
 // this one read it.
-// `env`: variable assignments (shell syntax) to run it with.
-Result cli(const std::string& args, const std::string& env = "") {
+Result cli(const std::string& args, const std::string& prefix = "") {
   static int calls = 0;
   const std::string err_file = ::testing::TempDir() + "rungs_cli_stderr_" + std::to_string(getpid()) + "_" +
                                std::to_string(calls++) + ".txt";
-  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(RUNGS_CLI) + " " + args + " 2>" + err_file;
+  std::string cmd = prefix + std::string(RUNGS_CLI) + " " + args + " 2>" + err_file;
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -65,16 +67,16 @@ TEST(Cli, BenchJsonAddsUp) {
   ASSERT_EQ(j["schemes"].size(), 3u);
   EXPECT_EQ(j["trace"]["count"], 60);
   for (const auto& s : j["schemes"]) {
-    uint64_t hits = 0, actual = 0, padded = 0, used = 0, compiles = 0;
+    uint64_t requests = 0, actual = 0, padded = 0, used = 0, compiles = 0;
     for (const auto& b : s["buckets"]) {
-      hits += b["hits"].get<uint64_t>();
+      requests += b["requests"].get<uint64_t>();
       actual += b["actual_rows"].get<uint64_t>();
       padded += b["padded_rows"].get<uint64_t>();
-      used += b["hits"].get<uint64_t>() > 0;
+      used += b["requests"].get<uint64_t>() > 0;
       compiles += b["compiles"].get<uint64_t>();
-      EXPECT_EQ(b["padded_rows"].get<uint64_t>(), b["hits"].get<uint64_t>() * b["extent"].get<uint64_t>());
+      EXPECT_EQ(b["padded_rows"].get<uint64_t>(), b["requests"].get<uint64_t>() * b["extent"].get<uint64_t>());
     }
-    EXPECT_EQ(hits, 60u) << s["ladder"];
+    EXPECT_EQ(requests, 60u) << s["ladder"];
     EXPECT_EQ(actual, s["actual_rows"].get<uint64_t>());
     EXPECT_EQ(padded, s["padded_rows"].get<uint64_t>());
     EXPECT_NEAR(s["waste"].get<double>(), double(padded) / double(actual), 1e-9);
@@ -109,7 +111,7 @@ TEST(Cli, BenchTableAndCsv) {
   EXPECT_NE(t.out.find("waste"), std::string::npos);
   Result c = cli("bench " + kModels + "mlp.json --synthetic lognormal:8:20:16 --ladder pow2:4:16 --format csv");
   ASSERT_EQ(c.code, 0) << c.out;
-  EXPECT_EQ(c.out.rfind("scheme,range_start", 0), 0u) << c.out;
+  EXPECT_EQ(c.out.rfind("scheme,row,range_start", 0), 0u) << c.out;
 }
 
 TEST(Cli, PlanMatchesLibraryOptimal) {
@@ -164,7 +166,6 @@ TEST(Cli, ErrorPaths) {
   EXPECT_EQ(cli("bench " + kModels + "mlp.json --ladder pow2:8:64").code, 2);  // no trace
   EXPECT_EQ(cli("plan --synthetic lognormal:8:10").code, 2);                   // --buckets missing
   EXPECT_EQ(cli("nosuchcommand").code, 2);
-  EXPECT_EQ(cli("run " + kModels + "encoder.json --rows 0").code, 2);
   // Bad files: the message names the file and line or field, exit 1.
   std::string bad_trace = ::testing::TempDir() + "bad_trace.txt";
   std::ofstream(bad_trace) << "12\n7\nseven\n";
@@ -185,11 +186,11 @@ TEST(Cli, RungsIsaEnvironmentVariable) {
   ASSERT_EQ(r.code, 0) << r.out;
   const auto supported = json_of(r)["supported_isas"].get<std::vector<std::string>>();
   for (const std::string& isa : supported) {
-    Result forced = cli("info --format json", "RUNGS_ISA=" + isa);
+    Result forced = cli("info --format json", "RUNGS_ISA=" + isa + " ");
     ASSERT_EQ(forced.code, 0) << forced.out;
     EXPECT_EQ(json_of(forced)["dispatched_isa"], isa);
   }
-  Result bad = cli("run " + kModels + "mlp.json --rows 2", "RUNGS_ISA=avx9000");
+  Result bad = cli("run " + kModels + "mlp.json --rows 2", "RUNGS_ISA=avx9000 ");
   EXPECT_EQ(bad.code, 1) << bad.out;
   EXPECT_NE(bad.out.find("RUNGS_ISA=avx9000: not available on this machine or build (available: "), std::string::npos)
       << bad.out;
@@ -207,4 +208,331 @@ TEST(Cli, InspectProfileJson) {
   Result bad = cli("inspect " + kModels + "mlp.json --extent 8 --profile --repetitions 0");
   EXPECT_EQ(bad.code, 2) << bad.out;
 }
+
+// --- Issue 19: what a new user trips over. Each case: the command, its exit code, what the
+// message must say, and what it must never say (CLI11's 309-digit ranges, a wrapped uint64, a raw
+// exception).
+
+bool has(const Result& r, const std::string& text) { return r.out.find(text) != std::string::npos; }
+
+struct Case {
+  const char* what;
+  std::string args;
+  int code;
+  std::vector<std::string> says;
+};
+
+void check_cases(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    Result r = cli(c.args);
+    EXPECT_EQ(r.code, c.code) << c.what << "\n" << r.out;
+    for (const auto& text : c.says) EXPECT_TRUE(has(r, text)) << c.what << ": no '" << text << "' in\n" << r.out;
+    for (const char* never : {"internal error", "terminate", "1797693134862315708", "18446744073709551615",
+                              "0.000000 to", "A subcommand is required"})
+      EXPECT_FALSE(has(r, never)) << c.what << ": '" << never << "' in\n" << r.out;
+  }
+}
+
+const std::string kMlp = kModels + "mlp.json";
+const std::string kSyn = " --synthetic lognormal:8:20:32 ";
+
+TEST(CliErrors, ReadableRangesAndValues) {
+  check_cases({
+      {"rows 0", "run " + kMlp + " --rows 0", 2, {"--rows: must be a whole number >= 1, got '0'", "Usage:"}},
+      {"rows past uint64", "run " + kMlp + " --rows 99999999999999999999999", 2,
+       {"'99999999999999999999999' is out of range"}},
+      {"rows negative", "run " + kMlp + " --rows -3", 2, {"whole number >= 1, got '-3'"}},
+      {"extent 0", "inspect " + kMlp + " --extent 0", 2, {"--extent: must be a whole number >= 1"}},
+      {"buckets 0", "plan" + kSyn + "--buckets 0", 2, {"--buckets: must be a whole number in [1, 4096], got '0'"}},
+      {"trace count 0", "trace lognormal --count 0", 2, {"--count: must be a whole number in [1, 10000000]"}},
+      {"trace count huge", "trace lognormal --count 1000000000000", 2, {"is out of range"}},
+      {"trace median 0", "trace lognormal --median 0", 2, {"--median: must be a number > 0, got '0'"}},
+      {"negative seed", "trace lognormal --seed -1", 2, {"--seed: must be a whole number >= 0, got '-1'"}},
+      {"negative synthetic seed", "plan --synthetic lognormal:8:20:32:-1 --buckets 2", 2, {"SEED must be a whole number in [0, 9000000000000000]"}},
+      {"threads past 4x hardware", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --threads 100000", 2,
+       {"--threads: '100000' is too many", "hardware threads"}},
+      {"warmup negative", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --warmup -1", 2, {"--warmup: must be"}},
+      {"repetitions 0", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --repetitions 0", 2,
+       {"--repetitions: must be a whole number in [1, 1000], got '0'"}},
+  });
+}
+
+TEST(CliErrors, UnknownCommandsAreNamedWithTheList) {
+  check_cases({
+      {"unknown command", "frobnicate", 2, {"unknown command 'frobnicate'", "info, run, bench, plan, inspect, trace"}},
+      {"unknown trace kind", "trace uniform", 2, {"unknown command 'uniform' for 'trace'", "lognormal"}},
+  });
+}
+
+TEST(CliErrors, DirectoriesAndExistingFiles) {
+  const std::string dir = ::testing::TempDir();
+  const std::string file = dir + "rungs_cli_npy_target.txt";
+  std::ofstream(file) << "x";
+  check_cases({
+      {"model is a directory", "run " + dir + " --rows 3", 1, {"is a directory"}},
+      {"inspect a directory", "inspect " + dir + " --extent 3", 1, {"is a directory"}},
+      {"bench a directory", "bench " + dir + kSyn + "--ladder pow2:4:32", 1, {"is a directory"}},
+      {"trace is a directory", "plan --trace " + dir + " --buckets 2", 1, {"trace '", "is a directory"}},
+      {"ids is a directory", "run " + kModels + "encoder.json --rows 3 --ids " + dir, 1, {"is a directory"}},
+      {"missing model", "run " + dir + "no_such_model.json --rows 3", 1, {"no such file"}},
+      {"trace into a directory", "trace lognormal --count 5 -o " + dir, 1, {"trace: -o '", "' is a directory"}},
+      {"npy onto a file", "run " + kMlp + " --rows 3 --format npy -o " + file, 1,
+       {"is a file; --format npy writes one .npy file per output into a folder"}},
+  });
+  std::remove(file.c_str());
+}
+
+TEST(CliErrors, ABinaryTraceIsShownEscaped) {
+  const std::string path = ::testing::TempDir() + "rungs_cli_binary_trace.bin";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << "12\n";
+    f.write("\x7f" "ELF\x01\x1b[2J\xff\xfe", 11);
+    f << "\n";
+  }
+  Result r = cli("plan --trace " + path + " --buckets 2");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_TRUE(has(r, "line 2")) << r.out;
+  EXPECT_TRUE(has(r, "\\x7fELF\\x01\\x1b[2J\\xff\\xfe")) << r.out;
+  EXPECT_FALSE(has(r, "\x1b")) << "a raw escape byte reached the terminal";
+  EXPECT_FALSE(has(r, "\xff")) << "a raw byte reached the terminal";
+  std::remove(path.c_str());
+}
+
+// Sizes are checked before anything is allocated: each of these used to end in std::bad_alloc
+// (or take many seconds and gigabytes first).
+TEST(CliErrors, HugeSizesAreRefusedBeforeAllocating) {
+  const std::string huge_trace = ::testing::TempDir() + "rungs_cli_huge_length.txt";
+  std::ofstream(huge_trace) << "12\n999999999999999\n30\n";
+  check_cases({
+      {"linear ladder of 10^8 buckets", "bench " + kMlp + kSyn + "--ladder lin:1:100000000:1", 2,
+       {"'lin:1:100000000:1' makes 100000000 buckets; at most 4096"}},
+      {"geometric ladder of ratio ~1", "bench " + kMlp + kSyn + "--ladder geo:1:100000000:1.0000001", 2,
+       {"makes more than 4096 buckets"}},
+      {"optimal of 10^6 buckets", "bench " + kMlp + kSyn + "--ladder optimal:1000000", 2, {"at most 4096"}},
+      {"an exact optimum of hours", "plan --synthetic lognormal:2000:1000000:100000000:1 --buckets 4096", 2,
+       {"plan --buckets 4096: the exact optimum over", "distinct lengths and 4096 buckets need about", "ask for fewer buckets"}},
+      {"the same as a ladder spec", "bench " + kMlp + " --synthetic lognormal:2000:1000000:100000000:1 --ladder optimal:64", 2,
+       {"'optimal:64': the exact optimum over"}},
+      {"synthetic trace of 10^12", "bench " + kMlp + " --synthetic lognormal:24:1000000000000 --ladder pow2:8:256", 2,
+       {"COUNT 1000000000000 is out of range: at most 10000000 requests"}},
+      {"a bucket too large to pad to", "bench " + kModels + "encoder.json" + kSyn + "--ladder one:1000000000", 1,
+       {"bench: a bucket of extent 1000000000: the inputs at 1000000000 rows need 8000000000 bytes, more than the 1073741824 bytes (1 GiB) the CLI builds for one request"}},
+      {"run at 10^9 rows", "run " + kModels + "encoder.json --rows 1000000000", 1, {"run --rows 1000000000: the inputs at"}},
+      {"exact ladder over a length of 10^15", "bench " + kMlp + " --trace " + huge_trace + " --ladder exact", 1,
+       {"the inputs at 999999999999999 rows need 255999999999999744 bytes, more than the 1073741824 bytes"}},
+  });
+  // A length no bucket holds is never built: reported, not run, and the run goes on.
+  Result r = cli("bench " + kMlp + " --trace " + huge_trace + " --ladder pow2:4:32 --threads 1 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(json_of(r)["schemes"][0]["unserved"], 1);
+  EXPECT_TRUE(has(r, "warning: requests outside every bucket were not run: 1 of 3 with pow2:4:32")) << r.out;
+  std::remove(huge_trace.c_str());
+}
+
+// Sanitizers reserve terabytes of shadow memory, which an address-space limit forbids.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Within every limit (768 MB of inputs) but past what the machine gives: a named error, exit 1.
+TEST(CliErrors, OutOfMemoryIsANamedError) {
+  if (kSanitized) GTEST_SKIP() << "an address-space limit and a sanitizer's shadow memory do not mix";
+  Result r = cli("run " + kMlp + " --rows 3000000 --format json", "ulimit -v 600000; exec ");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_TRUE(has(r, "rungs: error (OutOfRange): out of memory")) << r.out;
+  EXPECT_FALSE(has(r, "internal error")) << r.out;
+}
+
+TEST(CliBench, CompareTakesListLadders) {
+  for (const std::string compare : {"--compare 'list:8,16,32;one:32'", "--compare list:8,16,32,one:32",
+                                    "--compare list:8,16,32 --compare one:32"}) {
+    Result r = cli("bench " + kMlp + kSyn + "--ladder pow2:4:32 " + compare + " --threads 1 --format json");
+    ASSERT_EQ(r.code, 0) << compare << "\n" << r.out;
+    auto j = json_of(r);
+    ASSERT_EQ(j["schemes"].size(), 3u) << compare;
+    EXPECT_EQ(j["schemes"][1]["ladder"], "list:8,16,32");
+    EXPECT_EQ(j["schemes"][1]["buckets"].size(), 3u);
+    EXPECT_EQ(j["schemes"][2]["ladder"], "one:32");
+  }
+}
+
+// Every record of a CSV text, parsed by libcsv.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  struct State {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+  } st;
+  csv_parser p;
+  csv_init(&p, CSV_STRICT);
+  auto on_field = [](void* s, size_t n, void* d) { static_cast<State*>(d)->row.emplace_back(static_cast<char*>(s), n); };
+  auto on_row = [](int, void* d) {
+    auto* st = static_cast<State*>(d);
+    st->rows.push_back(std::move(st->row));
+    st->row.clear();
+  };
+  EXPECT_EQ(csv_parse(&p, text.data(), text.size(), on_field, on_row, &st), text.size()) << csv_strerror(csv_error(&p));
+  csv_fini(&p, on_field, on_row, &st);
+  csv_free(&p);
+  return st.rows;
+}
+
+TEST(CliBench, CsvQuotesListLaddersAndShowsUnserved) {
+  Result r = cli("bench " + kMlp + " --synthetic lognormal:8:40:32:3 --ladder list:4,8,16 --compare pow2:4:32 "
+                 "--threads 1 --format csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto rows = parse_csv(r.out.substr(0, r.out.find("\n--stderr--\n")));
+  ASSERT_GT(rows.size(), 2u);
+  for (const auto& row : rows) EXPECT_EQ(row.size(), rows[0].size()) << row[0];
+  EXPECT_EQ(rows[1][0], "list:4,8,16");
+  uint64_t list_unserved = 0, list_total = 0;
+  for (const auto& row : rows)
+    if (row[0] == "list:4,8,16" && row[1] == "unserved") list_unserved = std::stoull(row[5]);
+    else if (row[0] == "list:4,8,16" && row[1] == "total") list_total = std::stoull(row[5]);
+  EXPECT_GT(list_unserved, 0u);
+  EXPECT_EQ(list_total, 40u);
+}
+
+TEST(CliBench, UnservedRequestsAreARowAndStrictFails) {
+  const std::string args = "bench " + kMlp + " --synthetic lognormal:24:50:256:1 --ladder pow2:8:16 --threads 1";
+  auto lengths = rungs::ladder::lognormal_trace(24, 50, 256, 1);
+  uint64_t outside = 0;
+  for (auto l : lengths) outside += l > 16;
+  ASSERT_GT(outside, 0u);
+  Result t = cli(args);
+  EXPECT_EQ(t.code, 0) << t.out;
+  std::istringstream lines(t.out);
+  bool row = false;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("unserved", 0) == 0) row = line.find(" " + std::to_string(outside) + " ") != std::string::npos;
+  EXPECT_TRUE(row) << "no 'unserved' row with " << outside << " requests:\n" << t.out;
+  EXPECT_TRUE(has(t, "--strict makes this an error")) << t.out;
+  Result j = cli(args + " --format json");
+  EXPECT_EQ(json_of(j)["schemes"][0]["unserved"], outside);
+  EXPECT_EQ(json_of(j)["schemes"][0]["requests"], 50);
+  Result s = cli(args + " --strict");
+  EXPECT_EQ(s.code, 1) << s.out;
+  EXPECT_TRUE(has(s, "--strict: requests outside every bucket: " + std::to_string(outside) + " of 50 with pow2:8:16")) << s.out;
+  EXPECT_TRUE(has(s, "unserved")) << "the results are printed before the error\n" << s.out;
+}
+
+// One meaning of "hits" (as in the library's stats and the npm package): requests served by an
+// already compiled bucket. The per-bucket request count is `requests`.
+TEST(CliBench, HitsAreCacheHits) {
+  Result r = cli("bench " + kMlp + " --synthetic lognormal:8:60:32:3 --ladder pow2:4:32 --threads 1 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto s = json_of(r)["schemes"][0];
+  uint64_t hits = 0;
+  for (const auto& b : s["buckets"]) {
+    const uint64_t requests = b["requests"], compiles = b["compiles"];
+    EXPECT_EQ(b["hits"].get<uint64_t>(), requests - compiles);
+    EXPECT_EQ(b["cache_hits"], b["hits"]);
+    EXPECT_EQ(compiles, requests > 0 ? 1u : 0u);
+    hits += b["hits"].get<uint64_t>();
+  }
+  EXPECT_EQ(s["hits"].get<uint64_t>(), hits);
+  EXPECT_EQ(hits + s["compiles"].get<uint64_t>(), 60u);
+  EXPECT_LT(hits, 60u);
+}
+
+TEST(CliBench, RepetitionsStandardDeviationAndPercentiles) {
+  Result r = cli("bench " + kMlp + " --synthetic lognormal:8:40:32:3 --ladder pow2:4:32 --compare one:32 --threads 1 "
+                 "--warmup 1 --repetitions 3 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = json_of(r);
+  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["warmup"], 1);
+  EXPECT_EQ(j["repetitions"], 3);
+  for (const auto& s : j["schemes"]) {
+    const auto runs = s["total_ms_runs"].get<std::vector<double>>();
+    ASSERT_EQ(runs.size(), 3u);
+    const double mean = (runs[0] + runs[1] + runs[2]) / 3;
+    EXPECT_NEAR(s["total_ms"].get<double>(), mean, 1e-9);
+    double sq = 0;
+    for (double x : runs) sq += (x - mean) * (x - mean);
+    EXPECT_NEAR(s["total_ms_stddev"].get<double>(), std::sqrt(sq / 2), 1e-9);
+    auto lat = s["latency_ms"];
+    EXPECT_LE(lat["p50"].get<double>(), lat["p90"].get<double>());
+    EXPECT_LE(lat["p90"].get<double>(), lat["p99"].get<double>());
+    EXPECT_GT(lat["p50"].get<double>(), 0.0);
+    EXPECT_EQ(s["requests"], 40) << "counts are one pass's, not the sum of the repetitions";
+    for (const auto& b : s["buckets"]) {
+      if (b["requests"] == 0) {
+        EXPECT_TRUE(b["latency_ms"].is_null());
+        continue;
+      }
+      EXPECT_LE(b["latency_ms"]["p50"].get<double>(), b["latency_ms"]["p99"].get<double>());
+    }
+  }
+}
+
+TEST(CliBench, MarkdownAndJsonLines) {
+  const std::string args = "bench " + kMlp + " --synthetic lognormal:8:20:32:3 --ladder pow2:4:32 --compare "
+                           "'list:8,32' --threads 1 --repetitions 2 --format ";
+  Result md = cli(args + "md");
+  ASSERT_EQ(md.code, 0) << md.out;
+  EXPECT_TRUE(has(md, "| range | extent | requests | hits | compiles |")) << md.out;
+  EXPECT_TRUE(has(md, "| --- | ---: |")) << md.out;
+  EXPECT_TRUE(has(md, "| p50 ms | p90 ms | p99 ms |")) << md.out;
+  EXPECT_TRUE(has(md, "| list:8,32 |")) << md.out;
+  Result jl = cli(args + "jsonl");
+  ASSERT_EQ(jl.code, 0) << jl.out;
+  std::istringstream lines(jl.out.substr(0, jl.out.find("\n--stderr--\n")));
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) records.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["scheme"]["ladder"], "pow2:4:32");
+  EXPECT_EQ(records[1]["scheme"]["ladder"], "list:8,32");
+  EXPECT_EQ(records[1]["repetitions"], 2);
+  EXPECT_EQ(records[1]["scheme"]["total_ms_runs"].size(), 2u);
+}
+
+// The JSON schema documented in docs/cli.md is the one bench prints: the same keys at every level
+// (top, trace, scheme, latency, bucket), so the document cannot drift from the output.
+std::vector<std::string> keys_of(const nlohmann::json& j) {
+  std::vector<std::string> k;
+  for (auto it = j.begin(); it != j.end(); ++it) k.push_back(it.key());
+  std::sort(k.begin(), k.end());
+  return k;
+}
+
+TEST(CliBench, JsonSchemaIsTheDocumentedOne) {
+  std::ifstream in(std::string(RUNGS_SOURCE_DIR) + "/docs/cli.md");
+  std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto section = doc.find("## `bench --format json`");
+  ASSERT_NE(section, std::string::npos);
+  const auto open = doc.find("```json\n", section), close = doc.find("\n```", open + 8);
+  ASSERT_NE(open, std::string::npos);
+  const auto documented = nlohmann::json::parse(doc.substr(open + 8, close - open - 8));
+  Result r = cli("bench " + kMlp + " --synthetic lognormal:8:20:32:3 --ladder pow2:4:32 --threads 1 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto actual = json_of(r);
+  EXPECT_EQ(keys_of(actual), keys_of(documented));
+  EXPECT_EQ(keys_of(actual["trace"]), keys_of(documented["trace"]));
+  EXPECT_EQ(actual["schema_version"], documented["schema_version"]);
+  const auto& s = actual["schemes"][0];
+  const auto& ds = documented["schemes"][0];
+  EXPECT_EQ(keys_of(s), keys_of(ds));
+  EXPECT_EQ(keys_of(s["latency_ms"]), keys_of(ds["latency_ms"]));
+  EXPECT_EQ(keys_of(s["buckets"][0]), keys_of(ds["buckets"][0]));
+  EXPECT_EQ(keys_of(s["buckets"][0]["latency_ms"]), keys_of(ds["buckets"][0]["latency_ms"]));
+  // Every value has the documented JSON type.
+  for (const auto& [a, d] : {std::pair{&actual, &documented}, std::pair{&s, &ds}, std::pair{&s["buckets"][0], &ds["buckets"][0]}})
+    for (auto it = d->begin(); it != d->end(); ++it) {
+      const auto& v = (*a)[it.key()];
+      const bool same = v.is_number() ? it.value().is_number() : v.type() == it.value().type();
+      EXPECT_TRUE(same) << it.key() << ": " << v << " vs documented " << it.value();
+    }
+}
+
 }  // namespace
+
