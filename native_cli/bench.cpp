@@ -93,10 +93,10 @@ struct Scheme {
   bool active = false;
   std::vector<Range> buckets;
   uint64_t unserved = 0;
-  std::vector<CacheStats> reps;                  // one per measured repetition
-  std::vector<double> totals_ms;                 // one per measured repetition
-  std::vector<double> latency_ms;                // every served request of every repetition
-  std::vector<std::vector<double>> bucket_ms;    // the same, per bucket
+  std::vector<CacheStats> reps;                // one per measured repetition
+  std::vector<double> totals_ms;               // one per measured repetition
+  std::vector<double> latency_ms;              // every served request of every repetition
+  std::vector<std::vector<double>> bucket_ms;  // the same, per bucket
 
   const CacheStats& stats() const { return reps.back(); }  // counts are the same in every repetition
   // Times averaged over the repetitions.
@@ -285,7 +285,8 @@ void print_comparison(const std::vector<Scheme>& schemes, std::ostream& os, bool
            totals.mean > 0 ? fixed(first / totals.mean) + "x" : "-"});
   }
   os << (markdown ? "### comparison\n\n" : "") << "comparison (vs first: how many times faster than "
-     << schemes[0].spec.text << ")\n" << (markdown ? "\n" : "");
+     << schemes[0].spec.text << ")\n"
+     << (markdown ? "\n" : "");
   if (markdown)
     t.print_markdown(os);
   else
@@ -370,9 +371,7 @@ int run_bench(const BenchOptions& o) {
   nlohmann::json context = {{"schema_version", 2},
                             {"model", o.model},
                             {"model_name", model.name()},
-                            {"trace", {{"source", o.trace.empty() ? "synthetic:" + o.synthetic : o.trace},
-                                       {"count", trace.size()},
-                                       {"max", max_key}}},
+                            {"trace", {{"source", o.trace.empty() ? "synthetic:" + o.synthetic : o.trace}, {"count", trace.size()}, {"max", max_key}}},
                             {"device", o.device},
                             {"policy", o.policy},
                             {"threads", o.threads},

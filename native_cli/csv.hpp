@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // native_cli/csv.hpp: CSV rows (RFC 4180) written through libcsv: a field holding a comma, a
 // quote or a line break (a list ladder "list:16,64,256") is quoted by libcsv's csv_write, any
 // other field is written as it is.

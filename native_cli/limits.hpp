@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // native_cli/limits.hpp: what the CLI accepts, checked before anything is allocated. Option
 // validators that parse the text themselves (CLI11's own print ranges as 309-digit doubles and
 // wrap "-1" or 10^23 into a uint64), and the sizes past which a request is refused by name.

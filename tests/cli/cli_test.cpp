@@ -3,14 +3,14 @@
 #include <csv.h>
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "rungs/ladder.hpp"
 
@@ -225,11 +225,14 @@ struct Case {
 void check_cases(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     Result r = cli(c.args);
-    EXPECT_EQ(r.code, c.code) << c.what << "\n" << r.out;
-    for (const auto& text : c.says) EXPECT_TRUE(has(r, text)) << c.what << ": no '" << text << "' in\n" << r.out;
+    EXPECT_EQ(r.code, c.code) << c.what << "\n"
+                              << r.out;
+    for (const auto& text : c.says) EXPECT_TRUE(has(r, text)) << c.what << ": no '" << text << "' in\n"
+                                                              << r.out;
     for (const char* never : {"internal error", "terminate", "1797693134862315708", "18446744073709551615",
                               "0.000000 to", "A subcommand is required"})
-      EXPECT_FALSE(has(r, never)) << c.what << ": '" << never << "' in\n" << r.out;
+      EXPECT_FALSE(has(r, never)) << c.what << ": '" << never << "' in\n"
+                                  << r.out;
   }
 }
 
@@ -239,8 +242,7 @@ const std::string kSyn = " --synthetic lognormal:8:20:32 ";
 TEST(CliErrors, ReadableRangesAndValues) {
   check_cases({
       {"rows 0", "run " + kMlp + " --rows 0", 2, {"--rows: must be a whole number >= 1, got '0'", "Usage:"}},
-      {"rows past uint64", "run " + kMlp + " --rows 99999999999999999999999", 2,
-       {"'99999999999999999999999' is out of range"}},
+      {"rows past uint64", "run " + kMlp + " --rows 99999999999999999999999", 2, {"'99999999999999999999999' is out of range"}},
       {"rows negative", "run " + kMlp + " --rows -3", 2, {"whole number >= 1, got '-3'"}},
       {"extent 0", "inspect " + kMlp + " --extent 0", 2, {"--extent: must be a whole number >= 1"}},
       {"buckets 0", "plan" + kSyn + "--buckets 0", 2, {"--buckets: must be a whole number in [1, 4096], got '0'"}},
@@ -249,11 +251,9 @@ TEST(CliErrors, ReadableRangesAndValues) {
       {"trace median 0", "trace lognormal --median 0", 2, {"--median: must be a number > 0, got '0'"}},
       {"negative seed", "trace lognormal --seed -1", 2, {"--seed: must be a whole number >= 0, got '-1'"}},
       {"negative synthetic seed", "plan --synthetic lognormal:8:20:32:-1 --buckets 2", 2, {"SEED must be a whole number in [0, 9000000000000000]"}},
-      {"threads past 4x hardware", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --threads 100000", 2,
-       {"--threads: '100000' is too many", "hardware threads"}},
+      {"threads past 4x hardware", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --threads 100000", 2, {"--threads: '100000' is too many", "hardware threads"}},
       {"warmup negative", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --warmup -1", 2, {"--warmup: must be"}},
-      {"repetitions 0", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --repetitions 0", 2,
-       {"--repetitions: must be a whole number in [1, 1000], got '0'"}},
+      {"repetitions 0", "bench " + kMlp + kSyn + "--ladder pow2:4:32 --repetitions 0", 2, {"--repetitions: must be a whole number in [1, 1000], got '0'"}},
   });
 }
 
@@ -276,8 +276,7 @@ TEST(CliErrors, DirectoriesAndExistingFiles) {
       {"ids is a directory", "run " + kModels + "encoder.json --rows 3 --ids " + dir, 1, {"is a directory"}},
       {"missing model", "run " + dir + "no_such_model.json --rows 3", 1, {"no such file"}},
       {"trace into a directory", "trace lognormal --count 5 -o " + dir, 1, {"trace: -o '", "' is a directory"}},
-      {"npy onto a file", "run " + kMlp + " --rows 3 --format npy -o " + file, 1,
-       {"is a file; --format npy writes one .npy file per output into a folder"}},
+      {"npy onto a file", "run " + kMlp + " --rows 3 --format npy -o " + file, 1, {"is a file; --format npy writes one .npy file per output into a folder"}},
   });
   std::remove(file.c_str());
 }
@@ -287,7 +286,10 @@ TEST(CliErrors, ABinaryTraceIsShownEscaped) {
   {
     std::ofstream f(path, std::ios::binary);
     f << "12\n";
-    f.write("\x7f" "ELF\x01\x1b[2J\xff\xfe", 11);
+    f.write(
+        "\x7f"
+        "ELF\x01\x1b[2J\xff\xfe",
+        11);
     f << "\n";
   }
   Result r = cli("plan --trace " + path + " --buckets 2");
@@ -305,22 +307,15 @@ TEST(CliErrors, HugeSizesAreRefusedBeforeAllocating) {
   const std::string huge_trace = ::testing::TempDir() + "rungs_cli_huge_length.txt";
   std::ofstream(huge_trace) << "12\n999999999999999\n30\n";
   check_cases({
-      {"linear ladder of 10^8 buckets", "bench " + kMlp + kSyn + "--ladder lin:1:100000000:1", 2,
-       {"'lin:1:100000000:1' makes 100000000 buckets; at most 4096"}},
-      {"geometric ladder of ratio ~1", "bench " + kMlp + kSyn + "--ladder geo:1:100000000:1.0000001", 2,
-       {"makes more than 4096 buckets"}},
+      {"linear ladder of 10^8 buckets", "bench " + kMlp + kSyn + "--ladder lin:1:100000000:1", 2, {"'lin:1:100000000:1' makes 100000000 buckets; at most 4096"}},
+      {"geometric ladder of ratio ~1", "bench " + kMlp + kSyn + "--ladder geo:1:100000000:1.0000001", 2, {"makes more than 4096 buckets"}},
       {"optimal of 10^6 buckets", "bench " + kMlp + kSyn + "--ladder optimal:1000000", 2, {"at most 4096"}},
-      {"an exact optimum of hours", "plan --synthetic lognormal:2000:1000000:100000000:1 --buckets 4096", 2,
-       {"plan --buckets 4096: the exact optimum over", "distinct lengths and 4096 buckets need about", "ask for fewer buckets"}},
-      {"the same as a ladder spec", "bench " + kMlp + " --synthetic lognormal:2000:1000000:100000000:1 --ladder optimal:64", 2,
-       {"'optimal:64': the exact optimum over"}},
-      {"synthetic trace of 10^12", "bench " + kMlp + " --synthetic lognormal:24:1000000000000 --ladder pow2:8:256", 2,
-       {"COUNT 1000000000000 is out of range: at most 10000000 requests"}},
-      {"a bucket too large to pad to", "bench " + kModels + "encoder.json" + kSyn + "--ladder one:1000000000", 1,
-       {"bench: a bucket of extent 1000000000: the inputs at 1000000000 rows need 8000000000 bytes, more than the 1073741824 bytes (1 GiB) the CLI builds for one request"}},
+      {"an exact optimum of hours", "plan --synthetic lognormal:2000:1000000:100000000:1 --buckets 4096", 2, {"plan --buckets 4096: the exact optimum over", "distinct lengths and 4096 buckets need about", "ask for fewer buckets"}},
+      {"the same as a ladder spec", "bench " + kMlp + " --synthetic lognormal:2000:1000000:100000000:1 --ladder optimal:64", 2, {"'optimal:64': the exact optimum over"}},
+      {"synthetic trace of 10^12", "bench " + kMlp + " --synthetic lognormal:24:1000000000000 --ladder pow2:8:256", 2, {"COUNT 1000000000000 is out of range: at most 10000000 requests"}},
+      {"a bucket too large to pad to", "bench " + kModels + "encoder.json" + kSyn + "--ladder one:1000000000", 1, {"bench: a bucket of extent 1000000000: the inputs at 1000000000 rows need 8000000000 bytes, more than the 1073741824 bytes (1 GiB) the CLI builds for one request"}},
       {"run at 10^9 rows", "run " + kModels + "encoder.json --rows 1000000000", 1, {"run --rows 1000000000: the inputs at"}},
-      {"exact ladder over a length of 10^15", "bench " + kMlp + " --trace " + huge_trace + " --ladder exact", 1,
-       {"the inputs at 999999999999999 rows need 255999999999999744 bytes, more than the 1073741824 bytes"}},
+      {"exact ladder over a length of 10^15", "bench " + kMlp + " --trace " + huge_trace + " --ladder exact", 1, {"the inputs at 999999999999999 rows need 255999999999999744 bytes, more than the 1073741824 bytes"}},
   });
   // A length no bucket holds is never built: reported, not run, and the run goes on.
   Result r = cli("bench " + kMlp + " --trace " + huge_trace + " --ladder pow2:4:32 --threads 1 --format json");
@@ -356,7 +351,8 @@ TEST(CliBench, CompareTakesListLadders) {
   for (const std::string compare : {"--compare 'list:8,16,32;one:32'", "--compare list:8,16,32,one:32",
                                     "--compare list:8,16,32 --compare one:32"}) {
     Result r = cli("bench " + kMlp + kSyn + "--ladder pow2:4:32 " + compare + " --threads 1 --format json");
-    ASSERT_EQ(r.code, 0) << compare << "\n" << r.out;
+    ASSERT_EQ(r.code, 0) << compare << "\n"
+                         << r.out;
     auto j = json_of(r);
     ASSERT_EQ(j["schemes"].size(), 3u) << compare;
     EXPECT_EQ(j["schemes"][1]["ladder"], "list:8,16,32");
@@ -386,7 +382,8 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
 }
 
 TEST(CliBench, CsvQuotesListLaddersAndShowsUnserved) {
-  Result r = cli("bench " + kMlp + " --synthetic lognormal:8:40:32:3 --ladder list:4,8,16 --compare pow2:4:32 "
+  Result r = cli("bench " + kMlp +
+                 " --synthetic lognormal:8:40:32:3 --ladder list:4,8,16 --compare pow2:4:32 "
                  "--threads 1 --format csv");
   ASSERT_EQ(r.code, 0) << r.out;
   auto rows = parse_csv(r.out.substr(0, r.out.find("\n--stderr--\n")));
@@ -413,7 +410,8 @@ TEST(CliBench, UnservedRequestsAreARowAndStrictFails) {
   bool row = false;
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("unserved", 0) == 0) row = line.find(" " + std::to_string(outside) + " ") != std::string::npos;
-  EXPECT_TRUE(row) << "no 'unserved' row with " << outside << " requests:\n" << t.out;
+  EXPECT_TRUE(row) << "no 'unserved' row with " << outside << " requests:\n"
+                   << t.out;
   EXPECT_TRUE(has(t, "--strict makes this an error")) << t.out;
   Result j = cli(args + " --format json");
   EXPECT_EQ(json_of(j)["schemes"][0]["unserved"], outside);
@@ -421,7 +419,8 @@ TEST(CliBench, UnservedRequestsAreARowAndStrictFails) {
   Result s = cli(args + " --strict");
   EXPECT_EQ(s.code, 1) << s.out;
   EXPECT_TRUE(has(s, "--strict: requests outside every bucket: " + std::to_string(outside) + " of 50 with pow2:8:16")) << s.out;
-  EXPECT_TRUE(has(s, "unserved")) << "the results are printed before the error\n" << s.out;
+  EXPECT_TRUE(has(s, "unserved")) << "the results are printed before the error\n"
+                                  << s.out;
 }
 
 // One meaning of "hits" (as in the library's stats and the npm package): requests served by an
@@ -444,7 +443,8 @@ TEST(CliBench, HitsAreCacheHits) {
 }
 
 TEST(CliBench, RepetitionsStandardDeviationAndPercentiles) {
-  Result r = cli("bench " + kMlp + " --synthetic lognormal:8:40:32:3 --ladder pow2:4:32 --compare one:32 --threads 1 "
+  Result r = cli("bench " + kMlp +
+                 " --synthetic lognormal:8:40:32:3 --ladder pow2:4:32 --compare one:32 --threads 1 "
                  "--warmup 1 --repetitions 3 --format json");
   ASSERT_EQ(r.code, 0) << r.out;
   auto j = json_of(r);
@@ -475,7 +475,8 @@ TEST(CliBench, RepetitionsStandardDeviationAndPercentiles) {
 }
 
 TEST(CliBench, MarkdownAndJsonLines) {
-  const std::string args = "bench " + kMlp + " --synthetic lognormal:8:20:32:3 --ladder pow2:4:32 --compare "
+  const std::string args = "bench " + kMlp +
+                           " --synthetic lognormal:8:20:32:3 --ladder pow2:4:32 --compare "
                            "'list:8,32' --threads 1 --repetitions 2 --format ";
   Result md = cli(args + "md");
   ASSERT_EQ(md.code, 0) << md.out;
@@ -535,4 +536,3 @@ TEST(CliBench, JsonSchemaIsTheDocumentedOne) {
 }
 
 }  // namespace
-

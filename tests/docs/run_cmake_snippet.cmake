@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run by ctest (tests/docs/CMakeLists.txt) with cmake -P: installs this build into a scratch prefix
 # and builds a project whose CMakeLists.txt is a documented ```cmake snippet after the lines every
 # project starts with, against that prefix only.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # rungs_doc_snippets(<doc.md> <out_dir> <out_var>): writes each ```cpp, ```cmake and ```sh block of
 # a markdown document to a file in out_dir and sets out_var to a list of "<file>|<lang>|<line>"
 # (line: the line of the opening fence). Blocks marked `<!-- snippet: skip (...) -->` on the line
