@@ -10,6 +10,7 @@
 #include "backends/cpu/attention/attention.hpp"
 #include "backends/cpu/rows/arch.hpp"
 #include "backends/cpu/rows/simd.hpp"
+#include "backends/cpu/rows/vmath.hpp"
 
 namespace rungs::backend::cpu {
 namespace attention_detail {
@@ -135,17 +136,17 @@ class AttentionKernel final : public Kernel {
       const int64_t lanes = std::clamp<int64_t>(visible - u * W, 0, W);
       if (lanes < W) s = keep_first<A>(s, static_cast<size_t>(lanes), kNegInf);
       s.store_unaligned(sc.score.data() + u * W);
-      best = xsimd::max(best, s);
+      best = vmath::maximum(best, s);
     }
-    return xsimd::reduce_max(best) != kNegInf;
+    return vmath::reduce_maximum(best) != kNegInf;  // a NaN score counts as visible
   }
 
   // Online softmax update of query row r with the tile's scores, then acc += p * v.
   void accumulate(const float* v, int64_t e, int64_t visible, int64_t r, Scratch& sc) const {
     float* score = sc.score.data();
     B best(kNegInf);
-    for (int u = 0; u < kScoreBatches; ++u) best = xsimd::max(best, B::load_unaligned(score + u * W));
-    const float m_old = sc.m[r], m_new = std::max(m_old, xsimd::reduce_max(best));
+    for (int u = 0; u < kScoreBatches; ++u) best = vmath::maximum(best, B::load_unaligned(score + u * W));
+    const float m_old = sc.m[r], m_new = vmath::maximum_ref(m_old, vmath::reduce_maximum(best));
     const float corr = std::exp(m_old - m_new);  // 0 on the first visible tile (m_old = -inf)
     B sum(0.f);
     for (int u = 0; u < kScoreBatches; ++u) {
