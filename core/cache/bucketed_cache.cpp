@@ -159,11 +159,9 @@ struct BucketedCompileCache::Impl {
     try {
       graph = cache_detail::build_and_compile(device, policy, build(slot.upper), opts, before_upload);
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::OutOfRange || !budget_limits_arena || budget.limit() == 0) throw;
-      const std::string what = e.what();
-      if (what.rfind("compile: the arena needs", 0) != 0) throw;
+      if (e.code() != ErrorCode::ArenaLimit || !budget_limits_arena || budget.limit() == 0) throw;
       fail(ErrorCode::OutOfRange, who + ": the arena does not fit the byte budget of " + std::to_string(budget.limit()) +
-                                      " bytes (" + what + "); raise set_max_bytes or use fewer or smaller buckets");
+                                      " bytes (" + e.what() + "); raise set_max_bytes or use fewer or smaller buckets");
     }
     const CompileReport& r = graph->report();
     budget.charge(r.arena_bytes + r.param_bytes, who,

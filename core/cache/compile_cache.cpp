@@ -95,7 +95,7 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
     try {
       graph = cache_detail::build_and_compile(im.device, im.policy, build(key), opts, before_upload);
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::OutOfRange || !budget_limits_arena) throw;
+      if (e.code() != ErrorCode::ArenaLimit || !budget_limits_arena) throw;
       fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) +
                                       " does not fit the whole budget of " + std::to_string(im.max_bytes) +
                                       " bytes; raise max_bytes (" + e.what() + ")");

@@ -66,7 +66,7 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
     fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
                                     " bytes, more than this platform can address");
   if (options.max_arena_bytes && arena_bytes > *options.max_arena_bytes)
-    fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
+    fail(ErrorCode::ArenaLimit, "compile: the arena needs " + std::to_string(arena_bytes) +
                                     " bytes, more than max_arena_bytes = " + std::to_string(*options.max_arena_bytes));
   auto exec = std::make_unique<compile::Executor>(std::move(g), std::move(memory), device_, policy, threads);
   PassReport plan;

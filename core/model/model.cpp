@@ -44,16 +44,16 @@ HirModule build_at(const model::ModelSpec& spec, const std::string& source, int6
                    std::vector<size_t>* block_params) {
   HirModule m;
   std::map<std::string, Value> values;
-  auto where = [&](const std::string& what) {
-    std::string s = source + ": " + what;
-    if (!spec.bucket_dim.empty()) s += " at " + spec.bucket_dim + "=" + std::to_string(extent);
-    return s;
-  };
+  // Context is added once: the graph's own errors already name the input or output at fault
+  // ("input 'x': shape ..."), so those get the file and extent only; a block gets its place in
+  // the file too.
+  const std::string at = spec.bucket_dim.empty() ? "" : " at " + spec.bucket_dim + "=" + std::to_string(extent);
+  auto where = [&](const std::string& what) { return source + ": " + what + at; };
   for (const auto& in : spec.inputs) {
     try {
       values[in.name] = m.input(in.name, shape_at(in.shape, extent));
     } catch (const Error& e) {
-      fail(e.code(), where("input '" + in.name + "'") + ": " + e.what());
+      fail(e.code(), source + at + ": " + e.what());
     }
   }
   for (size_t i = 0; i < spec.blocks.size(); ++i) {
@@ -83,7 +83,7 @@ HirModule build_at(const model::ModelSpec& spec, const std::string& source, int6
     try {
       m.output(o.name, values.at(o.value));
     } catch (const Error& e) {
-      fail(e.code(), where("output '" + o.name + "'") + ": " + e.what());
+      fail(e.code(), source + at + ": " + e.what());
     }
   }
   return m;

@@ -41,7 +41,7 @@ TEST(HostileModel, DimsPastTheLimitAndProductsPastTwoTo40) {
              "inputs[0].shape[0]: expected a positive integer <= 2147483647");
   // Each dim is allowed; their product overflows int64 and is refused on the way.
   load_fails(model_json(R"([{"name": "x", "shape": [2147483647, 2147483647, 2147483647]}])", "[]", relu_out), {},
-             "hostile.json: input 'x': input 'x': shape [2147483647, 2147483647, 2147483647] has more than 2^40 elements");
+             "hostile.json: input 'x': shape [2147483647, 2147483647, 2147483647] has more than 2^40 elements");
 }
 
 TEST(HostileModel, BlocksWhoseResultWouldPassTwoTo40) {

@@ -54,7 +54,8 @@ export type ErrorCode =
   | 'OutOfRange'
   | 'Unsupported'
   | 'ParseError'
-  | 'Internal';
+  | 'Internal'
+  | 'ArenaLimit';
 
 /**
  * Every rungs call that fails throws a plain JS `Error` whose message is the C++ message (it names
