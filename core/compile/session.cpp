@@ -8,6 +8,7 @@
 #include "core/check.hpp"
 #include "core/compile/compiled_graph_impl.hpp"
 #include "core/compile/pipeline.hpp"
+#include "rungs/isa.hpp"
 
 namespace rungs {
 
@@ -52,7 +53,7 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
   rep.device = device_;
   rep.policy = std::string(policy.name());
   rep.threads = threads;
-  rep.isa = device_ == Device::Cpu ? backend::cpu_isa() : "scalar";
+  rep.isa = device_ == Device::Cpu ? cpu_isa() : "scalar";
 
   ir::GraphImpl g = src;
   compile::run_pipeline(g, options, rep.passes);
