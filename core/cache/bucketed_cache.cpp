@@ -17,6 +17,7 @@
 #include "core/cache/weights.hpp"
 #include "core/check.hpp"
 #include "rungs/cache.hpp"
+#include "rungs/cache_stats_schema.hpp"
 
 namespace rungs {
 namespace {
@@ -147,13 +148,11 @@ struct BucketedCompileCache::Impl {
     const std::optional<size_t> left = budget.remaining();
     const bool budget_limits_arena = left && (!opts.max_arena_bytes || *left < *opts.max_arena_bytes);
     if (budget_limits_arena) opts.max_arena_bytes = *left;
-    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params) {
-      size_t values = 0;
-      for (const auto& [name, data] : params) values += data.size();
-      const size_t width = g.report().policy == "f32" ? sizeof(float) : sizeof(uint16_t);
-      budget.check(g.report().arena_bytes + values * width, who,
-                   "arena " + std::to_string(g.report().arena_bytes) + " + " + std::to_string(values) +
-                       " param values at " + std::to_string(width) + " bytes, before upload");
+    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params, const PrecisionPolicy& used) {
+      const cache_detail::UploadBytes need = cache_detail::bytes_before_upload(g, params, used);
+      budget.check(need.total(), who,
+                   "arena " + std::to_string(need.arena) + " + " + std::to_string(need.values) +
+                       " param values at " + std::to_string(need.width) + " bytes, before upload");
     };
     std::unique_ptr<CompiledGraph> graph;
     try {
@@ -379,21 +378,7 @@ CacheStats BucketedCompileCache::stats() const {
       b.elements_computed = g->elements_computed();
       graphs.push_back(g);
     }
-    out.hits += b.hits;
-    out.compiles += b.compiles;
-    out.failed_compiles += b.failed_compiles;
-    out.compile_ms += b.compile_ms;
-    out.runs += b.runs;
-    out.padded_runs += b.padded_runs;
-    out.active_runs += b.active_runs;
-    out.actual_rows += b.actual_rows;
-    out.padded_rows += b.padded_rows;
-    out.computed_rows += b.computed_rows;
-    out.run_ms += b.run_ms;
-    out.overhead_ms += b.overhead_ms;
-    out.elements_computed += b.elements_computed;
-    out.arena_bytes += b.arena_bytes;
-    out.param_bytes_summed += b.param_bytes;
+    stats_schema::for_each_summed([&](const char*, const char*, auto bucket, auto total) { out.*total += b.*bucket; });
     out.buckets.push_back(std::move(b));
   }
   const cache_detail::WeightTally tally = cache_detail::tally_weights(graphs);

@@ -80,16 +80,13 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
       opts.max_arena_bytes = std::min(opts.max_arena_bytes.value_or(im.max_bytes), im.max_bytes);
     const bool budget_limits_arena = im.max_bytes != 0 && opts.max_arena_bytes == im.max_bytes;
     // Params past the whole budget are refused before they are uploaded (at their stored width).
-    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params) {
+    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params, const PrecisionPolicy& used) {
       if (im.max_bytes == 0) return;
-      size_t values = 0;
-      for (const auto& [name, data] : params) values += data.size();
-      const size_t width = g.report().policy == "f32" ? sizeof(float) : sizeof(uint16_t);
-      const size_t need = g.report().arena_bytes + values * width;
-      if (need > im.max_bytes)
+      const cache_detail::UploadBytes need = cache_detail::bytes_before_upload(g, params, used);
+      if (need.total() > im.max_bytes)
         fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) + " needs at least " +
-                                        std::to_string(need) + " bytes (arena " + std::to_string(g.report().arena_bytes) +
-                                        " + " + std::to_string(values) + " param values, before upload), more than "
+                                        std::to_string(need.total()) + " bytes (arena " + std::to_string(need.arena) +
+                                        " + " + std::to_string(need.values) + " param values, before upload), more than "
                                         "the whole budget of " + std::to_string(im.max_bytes) + " bytes; raise max_bytes");
     };
     try {
