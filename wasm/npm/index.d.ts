@@ -176,7 +176,7 @@ export interface CompileOptions {
   policy?: PrecisionPolicy | null;
   /** Keep the IR text after each pass that changed it (report().passes[i].irAfter). */
   dumpPasses?: boolean;
-  /** Refuse (OutOfRange, before allocating) a compile whose arena would exceed this. */
+  /** Refuse (ArenaLimit, before allocating) a compile whose arena would exceed this. */
   maxArenaBytes?: number | null;
 }
 
