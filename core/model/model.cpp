@@ -56,9 +56,9 @@ HirModule build_at(const model::ModelSpec& spec, const std::string& source, int6
                    std::vector<size_t>* block_params) {
   HirModule m;
   std::map<std::string, Value> values;
-  // Context is added once: the graph's own errors already name the input or output at fault
-  // ("input 'x': shape ..."), so those get the file and extent only; a block gets its place in
-  // the file too.
+  // Context is added once: the builder's own errors already name the op, block, input or output
+  // at fault ("input 'x': shape ...", "self_attention 'att': heads=5 ..."), so they get the file,
+  // a block's place in it and the extent only.
   const std::string at = spec.bucket_dim.empty() ? "" : " at " + spec.bucket_dim + "=" + std::to_string(extent);
   auto where = [&](const std::string& what) { return source + ": " + what + at; };
   for (const auto& in : spec.inputs) {
@@ -87,7 +87,7 @@ HirModule build_at(const model::ModelSpec& spec, const std::string& source, int6
       }
       values[b.out] = y;
     } catch (const Error& e) {
-      fail(e.code(), where(model::block_label(spec, i)) + ": " + e.what());
+      fail(e.code(), where("blocks[" + std::to_string(i) + "]") + ": " + e.what());
     }
     if (block_params) block_params->push_back(m.params().size());
   }
