@@ -14,6 +14,7 @@
 
 #include "core/cache/build_and_compile.hpp"
 #include "core/cache/byte_budget.hpp"
+#include "core/cache/single_flight.hpp"
 #include "core/cache/weights.hpp"
 #include "core/check.hpp"
 #include "rungs/cache.hpp"
@@ -38,7 +39,7 @@ struct Slot {
   uint64_t upper = 0;
 
   std::mutex m;  // guards compiling, graph, active_reason
-  std::condition_variable cv;
+  cache_detail::SingleFlight flight;
   bool compiling = false;
   std::unique_ptr<CompiledGraph> graph;
   std::atomic<CompiledGraph*> ready{nullptr};  // graph.get() once compiled
@@ -85,17 +86,14 @@ struct BucketedCompileCache::Impl {
     }
     if (slow) *slow = true;
     std::unique_lock<std::mutex> lock(slot.m);
-    for (;;) {
-      if (CompiledGraph* g = slot.ready.load(std::memory_order_acquire)) {
-        lock.unlock();
-        std::lock_guard<std::mutex> s(slot.stats_m);
-        ++slot.st.hits;
-        return g;
-      }
-      if (!slot.compiling) break;
-      slot.cv.wait(lock);  // another caller compiles this bucket: single flight
+    if (CompiledGraph* g = slot.flight.claim_or_wait(
+            lock, [&] { return slot.ready.load(std::memory_order_acquire); },
+            [&]() -> bool& { return slot.compiling; })) {
+      lock.unlock();
+      std::lock_guard<std::mutex> s(slot.stats_m);
+      ++slot.st.hits;
+      return g;
     }
-    slot.compiling = true;
     lock.unlock();
 
     const auto t0 = Clock::now();
@@ -113,23 +111,19 @@ struct BucketedCompileCache::Impl {
         ++slot.st.failed_compiles;
         slot.st.compile_ms += ms;
       }
-      {
-        std::lock_guard<std::mutex> g(slot.m);
-        slot.compiling = false;
-        slot.active.store(kActiveUnknown, std::memory_order_release);
-      }
-      slot.cv.notify_all();  // a waiter retries with its own build
+      std::unique_lock<std::mutex> g(slot.m);
+      slot.active.store(kActiveUnknown, std::memory_order_release);
+      slot.flight.land(g, [&] { slot.compiling = false; });  // a waiter retries with its own build
       throw;
     }
     const double ms = ms_since(t0);
     CompiledGraph* raw = graph.get();
     {
-      std::lock_guard<std::mutex> g(slot.m);
+      std::unique_lock<std::mutex> g(slot.m);
       slot.graph = std::move(graph);
-      slot.compiling = false;
       slot.ready.store(raw, std::memory_order_release);
+      slot.flight.land(g, [&] { slot.compiling = false; });
     }
-    slot.cv.notify_all();
     compiled.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> s(slot.stats_m);
     ++slot.st.compiles;

@@ -2,16 +2,16 @@
 //
 // One mutex guards the map, the LRU list and the counters; compiles run outside it. A key being
 // compiled is marked in `in_flight`, so a second caller of the same key waits for the first
-// (single flight) while callers of other keys go on.
+// (single flight, single_flight.hpp) while callers of other keys go on.
 #include <algorithm>
 #include <condition_variable>
 #include <list>
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/cache/build_and_compile.hpp"
+#include "core/cache/single_flight.hpp"
 #include "core/check.hpp"
 #include "rungs/cache.hpp"
 
@@ -29,10 +29,10 @@ struct CompileCache::Impl {
     std::list<uint64_t>::iterator lru;
   };
   mutable std::mutex m;
-  std::condition_variable cv;
+  cache_detail::SingleFlight flight;
   std::unordered_map<uint64_t, Entry> entries;
   std::list<uint64_t> lru;  // front: most recently used
-  std::unordered_set<uint64_t> in_flight;
+  std::unordered_map<uint64_t, bool> in_flight;  // keys being compiled (true while their flight is up)
   size_t bytes = 0;
   uint64_t hits = 0;
   uint64_t compiles = 0;
@@ -59,17 +59,14 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
   Impl& im = *impl_;
   {
     std::unique_lock<std::mutex> lock(im.m);
-    for (;;) {
+    auto hit = [&]() -> std::shared_ptr<CompiledGraph> {
       auto it = im.entries.find(key);
-      if (it != im.entries.end()) {
-        im.lru.splice(im.lru.begin(), im.lru, it->second.lru);
-        ++im.hits;
-        return it->second.graph;
-      }
-      if (!im.in_flight.count(key)) break;
-      im.cv.wait(lock);
-    }
-    im.in_flight.insert(key);
+      if (it == im.entries.end()) return nullptr;
+      im.lru.splice(im.lru.begin(), im.lru, it->second.lru);
+      ++im.hits;
+      return it->second.graph;
+    };
+    if (auto graph = im.flight.claim_or_wait(lock, hit, [&]() -> bool& { return im.in_flight[key]; })) return graph;
   }
 
   std::shared_ptr<CompiledGraph> graph;
@@ -106,17 +103,13 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
                                       "), more than the whole budget of " + std::to_string(im.max_bytes) +
                                       " bytes; raise max_bytes");
   } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(im.m);
-      im.in_flight.erase(key);
-    }
-    im.cv.notify_all();
+    std::unique_lock<std::mutex> lock(im.m);
+    im.flight.land(lock, [&] { im.in_flight.erase(key); });
     throw;
   }
 
   {
-    std::lock_guard<std::mutex> lock(im.m);
-    im.in_flight.erase(key);
+    std::unique_lock<std::mutex> lock(im.m);
     im.lru.push_front(key);
     im.entries[key] = Impl::Entry{graph, bytes, im.lru.begin()};
     im.bytes += bytes;
@@ -129,8 +122,8 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
       im.entries.erase(it);
       ++im.evictions;
     }
+    im.flight.land(lock, [&] { im.in_flight.erase(key); });
   }
-  im.cv.notify_all();
   return graph;
 }
 
