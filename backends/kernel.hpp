@@ -117,7 +117,6 @@ std::unique_ptr<Kernel> make_reference_kernel(const KernelSpec& spec);
 // xsimd kernels at the best ISA of this machine (Device::Cpu); ops without a vector kernel fall
 // back to the reference kernel.
 std::unique_ptr<Kernel> make_cpu_kernel(const KernelSpec& spec);
-// The ISA make_cpu_kernel dispatches to: "avx512f", "avx2", "sse4.2", "wasm" or "scalar".
-std::string cpu_isa();
+// (The ISA it dispatches to: rungs::cpu_isa(), rungs/isa.hpp.)
 
 }  // namespace rungs::backend

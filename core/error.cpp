@@ -14,6 +14,7 @@ std::string_view to_string(ErrorCode code) {
     case ErrorCode::Unsupported: return "Unsupported";
     case ErrorCode::ParseError: return "ParseError";
     case ErrorCode::Internal: return "Internal";
+    case ErrorCode::ArenaLimit: return "ArenaLimit";
   }
   return "Unknown";
 }

@@ -2,7 +2,6 @@
 // `rungs info`: what this build of rungs is and what it runs on.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <xsimd/xsimd.hpp>
 
 #include <iostream>
 #include <string>
@@ -10,31 +9,11 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "rungs/graph.hpp"
-#include "rungs/session.hpp"
+#include "rungs/isa.hpp"
 #include "rungs/version.hpp"
 
 namespace rungs::cli {
 namespace {
-
-// x86 instruction sets rungs has kernel variants for, best first, that this CPU *and OS* support
-// (xsimd checks the OS saves the wider registers, not only the CPUID bits).
-std::vector<std::string> supported_isas() {
-  std::vector<std::string> out;
-  const auto arch = xsimd::available_architectures();
-  if (arch.avx512f) out.emplace_back("avx512f");
-  if (arch.avx2 && arch.fma3_avx2) out.emplace_back("avx2");
-  if (arch.sse4_2) out.emplace_back("sse4.2");
-  out.emplace_back("scalar");
-  return out;
-}
-
-// The ISA the Cpu device's kernels dispatch to, as the compiler reports it for a one-op graph.
-std::string dispatched_isa() {
-  Graph graph;
-  graph.output("y", graph.relu(graph.input("x", {16})));
-  return Session(Device::Cpu).compile(graph).report().isa;
-}
 
 struct InfoOptions {
   std::string format = "text";
@@ -42,8 +21,9 @@ struct InfoOptions {
 
 int run_info(const InfoOptions& options) {
   const std::string version(rungs::version());
-  const std::vector<std::string> isas = supported_isas();
-  const std::string isa = dispatched_isa();
+  // The library's own answer: the detection its kernels dispatch with.
+  const std::vector<std::string> isas = rungs::available_isas();
+  const std::string isa = rungs::cpu_isa();
   const unsigned threads = std::thread::hardware_concurrency();
 
   if (options.format == "json") {

@@ -242,34 +242,15 @@ std::vector<uint64_t> synthetic_trace(const std::string& spec) {
 }
 
 ModelIo model_io(const Model& model, uint64_t extent) {
-  Graph g = model.build_module(extent).lower();
-  // The bucket dim is the axis whose size changes with the extent: compare with extent + 1.
-  std::optional<Graph> other;
-  if (!model.bucket_dim().empty()) other = model.build_module(extent + 1).lower();
-  auto port = [&](const std::string& name, const Shape& shape, const Shape* grown) {
-    ModelIo::Port p{name, shape, 0};
-    if (!grown || grown->size() != shape.size()) return p;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      if ((*grown)[i] == shape[i]) continue;
-      bool outer = std::all_of(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(i), [](int64_t d) { return d == 1; });
-      if (outer) p.inner = static_cast<size_t>(shape_numel(shape) / shape[i]);
-      break;
-    }
-    return p;
+  auto ports = [](const std::vector<BucketLayout>& layouts) {
+    std::vector<ModelIo::Port> out;
+    for (const BucketLayout& l : layouts) out.push_back({l.name, l.shape, l.row_values.value_or(0)});
+    return out;
   };
   ModelIo io;
-  auto ins = g.inputs(), outs = g.outputs();
-  std::vector<std::pair<std::string, Shape>> ins2, outs2;
-  if (other) {
-    ins2 = other->inputs();
-    outs2 = other->outputs();
-  }
-  for (size_t i = 0; i < ins.size(); ++i) io.inputs.push_back(port(ins[i].first, ins[i].second, other ? &ins2[i].second : nullptr));
-  for (size_t i = 0; i < outs.size(); ++i)
-    io.outputs.push_back(port(outs[i].first, outs[i].second, other ? &outs2[i].second : nullptr));
-  for (const auto& p : model.params())
-    if (p.shape.size() == 2 && p.name.size() > 6 && p.name.compare(p.name.size() - 6, 6, ".table") == 0)
-      io.vocab = std::min<uint64_t>(io.vocab, static_cast<uint64_t>(p.shape[0]));
+  io.inputs = ports(model.input_layouts(extent));
+  io.outputs = ports(model.output_layouts(extent));
+  io.model = &model;
   return io;
 }
 
@@ -288,23 +269,7 @@ void check_input_bytes(const ModelIo& io, uint64_t rows, const std::string& who)
 
 std::vector<std::vector<float>> synthetic_inputs(const ModelIo& io, uint64_t rows, uint64_t seed) {
   check_input_bytes(io, rows, "inputs");
-  std::vector<std::vector<float>> out;
-  for (const auto& p : io.inputs) {
-    size_t n = p.inner ? p.inner * rows : static_cast<size_t>(shape_numel(p.shape));
-    std::vector<float> v(n);
-    uint64_t state = seed * 0x9E3779B97F4A7C15ull + std::hash<std::string>{}(p.name);
-    for (size_t i = 0; i < n; ++i) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      if (p.name == "mask")
-        v[i] = 1.f;
-      else if (p.name == "ids")
-        v[i] = static_cast<float>((state >> 33) % io.vocab);
-      else
-        v[i] = static_cast<float>((state >> 40) % 2001) / 1000.f - 1.f;
-    }
-    out.push_back(std::move(v));
-  }
-  return out;
+  return io.model->synthetic_inputs(rows, seed);
 }
 
 }  // namespace rungs::cli

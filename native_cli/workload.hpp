@@ -49,7 +49,8 @@ std::vector<uint64_t> read_trace(const std::string& path);
 // --synthetic lognormal:MEDIAN:COUNT[:MAX[:SEED]] (COUNT at most kMaxRequests, SEED >= 0)
 std::vector<uint64_t> synthetic_trace(const std::string& spec);
 
-// Inputs and outputs of a model at one extent, with how each maps to rows of the bucket dim.
+// Inputs and outputs of a model at one extent, with how each maps to rows of the bucket dim, as
+// the model reports it (Model::input_layouts / output_layouts).
 struct ModelIo {
   struct Port {
     std::string name;
@@ -57,13 +58,12 @@ struct ModelIo {
     size_t inner = 0;  // values per row along the bucket dim; 0 when the port has no bucket dim
   };
   std::vector<Port> inputs, outputs;
-  uint64_t vocab = std::numeric_limits<uint32_t>::max();  // the smallest embedding table's rows (ids stay below it)
+  const Model* model = nullptr;  // the model described (it outlives the ModelIo)
 };
 ModelIo model_io(const Model& model, uint64_t extent);
 
-// Deterministic inputs for `rows` real rows (padded inputs are made by the cache): ids cycle
-// through the vocabulary for an "ids" input, a "mask" input is all ones, anything else is a
-// seeded pseudo-random sequence in [-1, 1].
+// Inputs for `rows` real rows (padded inputs are made by the cache): Model::synthetic_inputs, the
+// same bytes on every platform (ids below the vocabulary, masks of ones, values in [-1, 1]).
 // Refused (Error(OutOfRange)) past kMaxRequestBytes, before anything is allocated.
 std::vector<std::vector<float>> synthetic_inputs(const ModelIo& io, uint64_t rows, uint64_t seed);
 // The same size check alone, for a caller about to build a model at `rows`; `who` starts the message.

@@ -28,6 +28,4 @@ std::unique_ptr<Kernel> make_cpu_kernel(const KernelSpec& spec) {
   return make_reference_kernel(spec);
 }
 
-std::string cpu_isa() { return std::string(cpu::isa_name(cpu::active_isa())); }
-
 }  // namespace rungs::backend

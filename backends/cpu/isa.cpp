@@ -9,6 +9,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/check.hpp"
+#include "rungs/isa.hpp"
 
 namespace rungs::backend::cpu {
 namespace {
@@ -102,3 +103,15 @@ void force_isa(Isa isa) {
 void reset_forced_isa() { forced.store(kNotForced, std::memory_order_release); }
 
 }  // namespace rungs::backend::cpu
+
+namespace rungs {
+
+std::string cpu_isa() { return std::string(backend::cpu::isa_name(backend::cpu::active_isa())); }
+
+std::vector<std::string> available_isas() {
+  std::vector<std::string> names;
+  for (backend::cpu::Isa isa : backend::cpu::available_isas()) names.emplace_back(backend::cpu::isa_name(isa));
+  return names;
+}
+
+}  // namespace rungs

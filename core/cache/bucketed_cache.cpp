@@ -15,9 +15,11 @@
 
 #include "core/cache/build_and_compile.hpp"
 #include "core/cache/byte_budget.hpp"
+#include "core/cache/single_flight.hpp"
 #include "core/cache/weights.hpp"
 #include "core/check.hpp"
 #include "rungs/cache.hpp"
+#include "rungs/cache_stats_schema.hpp"
 
 namespace rungs {
 namespace {
@@ -38,7 +40,7 @@ struct Slot {
   uint64_t upper = 0;
 
   std::mutex m;  // guards compiling, graph, active_reason
-  std::condition_variable cv;
+  cache_detail::SingleFlight flight;
   bool compiling = false;
   std::unique_ptr<CompiledGraph> graph;
   std::atomic<CompiledGraph*> ready{nullptr};  // graph.get() once compiled
@@ -85,17 +87,14 @@ struct BucketedCompileCache::Impl {
     }
     if (slow) *slow = true;
     std::unique_lock<std::mutex> lock(slot.m);
-    for (;;) {
-      if (CompiledGraph* g = slot.ready.load(std::memory_order_acquire)) {
-        lock.unlock();
-        std::lock_guard<std::mutex> s(slot.stats_m);
-        ++slot.st.hits;
-        return g;
-      }
-      if (!slot.compiling) break;
-      slot.cv.wait(lock);  // another caller compiles this bucket: single flight
+    if (CompiledGraph* g = slot.flight.claim_or_wait(
+            lock, [&] { return slot.ready.load(std::memory_order_acquire); },
+            [&]() -> bool& { return slot.compiling; })) {
+      lock.unlock();
+      std::lock_guard<std::mutex> s(slot.stats_m);
+      ++slot.st.hits;
+      return g;
     }
-    slot.compiling = true;
     lock.unlock();
 
     const auto t0 = Clock::now();
@@ -113,23 +112,19 @@ struct BucketedCompileCache::Impl {
         ++slot.st.failed_compiles;
         slot.st.compile_ms += ms;
       }
-      {
-        std::lock_guard<std::mutex> g(slot.m);
-        slot.compiling = false;
-        slot.active.store(kActiveUnknown, std::memory_order_release);
-      }
-      slot.cv.notify_all();  // a waiter retries with its own build
+      std::unique_lock<std::mutex> g(slot.m);
+      slot.active.store(kActiveUnknown, std::memory_order_release);
+      slot.flight.land(g, [&] { slot.compiling = false; });  // a waiter retries with its own build
       throw;
     }
     const double ms = ms_since(t0);
     CompiledGraph* raw = graph.get();
     {
-      std::lock_guard<std::mutex> g(slot.m);
+      std::unique_lock<std::mutex> g(slot.m);
       slot.graph = std::move(graph);
-      slot.compiling = false;
       slot.ready.store(raw, std::memory_order_release);
+      slot.flight.land(g, [&] { slot.compiling = false; });
     }
-    slot.cv.notify_all();
     compiled.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> s(slot.stats_m);
     ++slot.st.compiles;
@@ -148,23 +143,19 @@ struct BucketedCompileCache::Impl {
     const std::optional<size_t> left = budget.remaining();
     const bool budget_limits_arena = left && (!opts.max_arena_bytes || *left < *opts.max_arena_bytes);
     if (budget_limits_arena) opts.max_arena_bytes = *left;
-    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params) {
-      size_t values = 0;
-      for (const auto& [name, data] : params) values += data.size();
-      const size_t width = g.report().policy == "f32" ? sizeof(float) : sizeof(uint16_t);
-      budget.check(g.report().arena_bytes + values * width, who,
-                   "arena " + std::to_string(g.report().arena_bytes) + " + " + std::to_string(values) +
-                       " param values at " + std::to_string(width) + " bytes, before upload");
+    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params, const PrecisionPolicy& used) {
+      const cache_detail::UploadBytes need = cache_detail::bytes_before_upload(g, params, used);
+      budget.check(need.total(), who,
+                   "arena " + std::to_string(need.arena) + " + " + std::to_string(need.values) +
+                       " param values at " + std::to_string(need.width) + " bytes, before upload");
     };
     std::unique_ptr<CompiledGraph> graph;
     try {
       graph = cache_detail::build_and_compile(device, policy, build(slot.upper), opts, before_upload);
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::OutOfRange || !budget_limits_arena || budget.limit() == 0) throw;
-      const std::string what = e.what();
-      if (what.rfind("compile: the arena needs", 0) != 0) throw;
+      if (e.code() != ErrorCode::ArenaLimit || !budget_limits_arena || budget.limit() == 0) throw;
       fail(ErrorCode::OutOfRange, who + ": the arena does not fit the byte budget of " + std::to_string(budget.limit()) +
-                                      " bytes (" + what + "); raise set_max_bytes or use fewer or smaller buckets");
+                                      " bytes (" + e.what() + "); raise set_max_bytes or use fewer or smaller buckets");
     }
     const CompileReport& r = graph->report();
     budget.charge(r.arena_bytes + r.param_bytes, who,
@@ -382,21 +373,7 @@ CacheStats BucketedCompileCache::stats() const {
       b.elements_computed = g->elements_computed();
       graphs.push_back(g);
     }
-    out.hits += b.hits;
-    out.compiles += b.compiles;
-    out.failed_compiles += b.failed_compiles;
-    out.compile_ms += b.compile_ms;
-    out.runs += b.runs;
-    out.padded_runs += b.padded_runs;
-    out.active_runs += b.active_runs;
-    out.actual_rows += b.actual_rows;
-    out.padded_rows += b.padded_rows;
-    out.computed_rows += b.computed_rows;
-    out.run_ms += b.run_ms;
-    out.overhead_ms += b.overhead_ms;
-    out.elements_computed += b.elements_computed;
-    out.arena_bytes += b.arena_bytes;
-    out.param_bytes_summed += b.param_bytes;
+    stats_schema::for_each_summed([&](const char*, const char*, auto bucket, auto total) { out.*total += b.*bucket; });
     out.buckets.push_back(std::move(b));
   }
   const cache_detail::WeightTally tally = cache_detail::tally_weights(graphs);

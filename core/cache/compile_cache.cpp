@@ -3,16 +3,16 @@
 //
 // One mutex guards the map, the LRU list and the counters; compiles run outside it. A key being
 // compiled is marked in `in_flight`, so a second caller of the same key waits for the first
-// (single flight) while callers of other keys go on.
+// (single flight, single_flight.hpp) while callers of other keys go on.
 #include <algorithm>
 #include <condition_variable>
 #include <list>
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/cache/build_and_compile.hpp"
+#include "core/cache/single_flight.hpp"
 #include "core/check.hpp"
 #include "rungs/cache.hpp"
 
@@ -30,10 +30,10 @@ struct CompileCache::Impl {
     std::list<uint64_t>::iterator lru;
   };
   mutable std::mutex m;
-  std::condition_variable cv;
+  cache_detail::SingleFlight flight;
   std::unordered_map<uint64_t, Entry> entries;
   std::list<uint64_t> lru;  // front: most recently used
-  std::unordered_set<uint64_t> in_flight;
+  std::unordered_map<uint64_t, bool> in_flight;  // keys being compiled (true while their flight is up)
   size_t bytes = 0;
   uint64_t hits = 0;
   uint64_t compiles = 0;
@@ -60,17 +60,14 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
   Impl& im = *impl_;
   {
     std::unique_lock<std::mutex> lock(im.m);
-    for (;;) {
+    auto hit = [&]() -> std::shared_ptr<CompiledGraph> {
       auto it = im.entries.find(key);
-      if (it != im.entries.end()) {
-        im.lru.splice(im.lru.begin(), im.lru, it->second.lru);
-        ++im.hits;
-        return it->second.graph;
-      }
-      if (!im.in_flight.count(key)) break;
-      im.cv.wait(lock);
-    }
-    im.in_flight.insert(key);
+      if (it == im.entries.end()) return nullptr;
+      im.lru.splice(im.lru.begin(), im.lru, it->second.lru);
+      ++im.hits;
+      return it->second.graph;
+    };
+    if (auto graph = im.flight.claim_or_wait(lock, hit, [&]() -> bool& { return im.in_flight[key]; })) return graph;
   }
 
   std::shared_ptr<CompiledGraph> graph;
@@ -81,22 +78,19 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
       opts.max_arena_bytes = std::min(opts.max_arena_bytes.value_or(im.max_bytes), im.max_bytes);
     const bool budget_limits_arena = im.max_bytes != 0 && opts.max_arena_bytes == im.max_bytes;
     // Params past the whole budget are refused before they are uploaded (at their stored width).
-    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params) {
+    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params, const PrecisionPolicy& used) {
       if (im.max_bytes == 0) return;
-      size_t values = 0;
-      for (const auto& [name, data] : params) values += data.size();
-      const size_t width = g.report().policy == "f32" ? sizeof(float) : sizeof(uint16_t);
-      const size_t need = g.report().arena_bytes + values * width;
-      if (need > im.max_bytes)
+      const cache_detail::UploadBytes need = cache_detail::bytes_before_upload(g, params, used);
+      if (need.total() > im.max_bytes)
         fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) + " needs at least " +
-                                        std::to_string(need) + " bytes (arena " + std::to_string(g.report().arena_bytes) +
-                                        " + " + std::to_string(values) + " param values, before upload), more than "
+                                        std::to_string(need.total()) + " bytes (arena " + std::to_string(need.arena) +
+                                        " + " + std::to_string(need.values) + " param values, before upload), more than "
                                         "the whole budget of " + std::to_string(im.max_bytes) + " bytes; raise max_bytes");
     };
     try {
       graph = cache_detail::build_and_compile(im.device, im.policy, build(key), opts, before_upload);
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::OutOfRange || !budget_limits_arena) throw;
+      if (e.code() != ErrorCode::ArenaLimit || !budget_limits_arena) throw;
       fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) +
                                       " does not fit the whole budget of " + std::to_string(im.max_bytes) +
                                       " bytes; raise max_bytes (" + e.what() + ")");
@@ -110,17 +104,13 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
                                       "), more than the whole budget of " + std::to_string(im.max_bytes) +
                                       " bytes; raise max_bytes");
   } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(im.m);
-      im.in_flight.erase(key);
-    }
-    im.cv.notify_all();
+    std::unique_lock<std::mutex> lock(im.m);
+    im.flight.land(lock, [&] { im.in_flight.erase(key); });
     throw;
   }
 
   {
-    std::lock_guard<std::mutex> lock(im.m);
-    im.in_flight.erase(key);
+    std::unique_lock<std::mutex> lock(im.m);
     im.lru.push_front(key);
     im.entries[key] = Impl::Entry{graph, bytes, im.lru.begin()};
     im.bytes += bytes;
@@ -133,8 +123,8 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
       im.entries.erase(it);
       ++im.evictions;
     }
+    im.flight.land(lock, [&] { im.in_flight.erase(key); });
   }
-  im.cv.notify_all();
   return graph;
 }
 

@@ -9,6 +9,7 @@
 #include "core/check.hpp"
 #include "core/compile/compiled_graph_impl.hpp"
 #include "core/compile/pipeline.hpp"
+#include "rungs/isa.hpp"
 
 namespace rungs {
 
@@ -53,7 +54,7 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
   rep.device = device_;
   rep.policy = std::string(policy.name());
   rep.threads = threads;
-  rep.isa = device_ == Device::Cpu ? backend::cpu_isa() : "scalar";
+  rep.isa = device_ == Device::Cpu ? cpu_isa() : "scalar";
 
   ir::GraphImpl g = src;
   compile::run_pipeline(g, options, rep.passes);
@@ -67,7 +68,7 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
     fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
                                     " bytes, more than this platform can address");
   if (options.max_arena_bytes && arena_bytes > *options.max_arena_bytes)
-    fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
+    fail(ErrorCode::ArenaLimit, "compile: the arena needs " + std::to_string(arena_bytes) +
                                     " bytes, more than max_arena_bytes = " + std::to_string(*options.max_arena_bytes));
   auto exec = std::make_unique<compile::Executor>(std::move(g), std::move(memory), device_, policy, threads);
   PassReport plan;

@@ -3,7 +3,9 @@
 #include "rungs/model.hpp"
 
 #include <filesystem>
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/check.hpp"
 #include "core/model/model_spec.hpp"
@@ -27,6 +29,16 @@ struct Model::Impl {
   std::vector<size_t> param_block;   // the block that creates params[i]
   ParamMap weights;
   bool has_weights = false;
+  // Along the bucket dim, found by building the module at two extents: per input and output, the
+  // shape at extent kProbe and the axis that follows the bucket dim (-1: none).
+  struct Port {
+    Shape probe_shape;
+    bool follows = false;  // the shape changes with the extent
+    int axis = -1;         // the one axis that is the extent itself, -1: none
+  };
+  std::vector<Port> input_ports, output_ports;
+  std::vector<InputRole> input_roles;
+  std::vector<uint64_t> input_vocabs;
 };
 
 namespace {
@@ -45,16 +57,16 @@ HirModule build_at(const model::ModelSpec& spec, const std::string& source, int6
                    std::vector<size_t>* block_params) {
   HirModule m;
   std::map<std::string, Value> values;
-  auto where = [&](const std::string& what) {
-    std::string s = source + ": " + what;
-    if (!spec.bucket_dim.empty()) s += " at " + spec.bucket_dim + "=" + std::to_string(extent);
-    return s;
-  };
+  // Context is added once: the builder's own errors already name the op, block, input or output
+  // at fault ("input 'x': shape ...", "self_attention 'att': heads=5 ..."), so they get the file,
+  // a block's place in it and the extent only.
+  const std::string at = spec.bucket_dim.empty() ? "" : " at " + spec.bucket_dim + "=" + std::to_string(extent);
+  auto where = [&](const std::string& what) { return source + ": " + what + at; };
   for (const auto& in : spec.inputs) {
     try {
       values[in.name] = m.input(in.name, shape_at(in.shape, extent));
     } catch (const Error& e) {
-      fail(e.code(), where("input '" + in.name + "'") + ": " + e.what());
+      fail(e.code(), source + at + ": " + e.what());
     }
   }
   for (size_t i = 0; i < spec.blocks.size(); ++i) {
@@ -76,7 +88,7 @@ HirModule build_at(const model::ModelSpec& spec, const std::string& source, int6
       }
       values[b.out] = y;
     } catch (const Error& e) {
-      fail(e.code(), where(model::block_label(spec, i)) + ": " + e.what());
+      fail(e.code(), where("blocks[" + std::to_string(i) + "]") + ": " + e.what());
     }
     if (block_params) block_params->push_back(m.params().size());
   }
@@ -84,7 +96,7 @@ HirModule build_at(const model::ModelSpec& spec, const std::string& source, int6
     try {
       m.output(o.name, values.at(o.value));
     } catch (const Error& e) {
-      fail(e.code(), where("output '" + o.name + "'") + ": " + e.what());
+      fail(e.code(), source + at + ": " + e.what());
     }
   }
   return m;
@@ -189,11 +201,83 @@ int64_t checked_extent(const Model::Impl& impl, uint64_t extent) {
   return static_cast<int64_t>(extent);
 }
 
+constexpr int64_t kProbe = 2;
+
+// The ports' bucket axes: the axis whose size is the extent itself at two extents (a module has
+// no block that scales the bucket dim), and what each input feeds.
+void resolve_layouts(Model::Impl& impl) {
+  const model::ModelSpec& spec = impl.spec;
+  const Graph a = build_at(spec, impl.source, kProbe, nullptr).lower();
+  std::optional<Graph> b;
+  if (!spec.bucket_dim.empty()) b = build_at(spec, impl.source, kProbe + 1, nullptr).lower();
+  auto ports = [&](const std::vector<std::pair<std::string, Shape>>& at_a,
+                   const std::vector<std::pair<std::string, Shape>>* at_b) {
+    std::vector<Model::Impl::Port> out;
+    for (size_t i = 0; i < at_a.size(); ++i) {
+      Model::Impl::Port p{at_a[i].second, false, -1};
+      int changed = 0;
+      for (size_t k = 0; at_b && k < p.probe_shape.size(); ++k) {
+        if ((*at_b)[i].second[k] == p.probe_shape[k]) continue;
+        ++changed;
+        if (p.probe_shape[k] == kProbe && (*at_b)[i].second[k] == kProbe + 1) p.axis = static_cast<int>(k);
+      }
+      p.follows = changed > 0;
+      if (changed != 1) p.axis = -1;  // e.g. an input of [seq, seq]: no row layout
+      out.push_back(std::move(p));
+    }
+    return out;
+  };
+  const auto ins_b = b ? b->inputs() : std::vector<std::pair<std::string, Shape>>{};
+  const auto outs_b = b ? b->outputs() : std::vector<std::pair<std::string, Shape>>{};
+  impl.input_ports = ports(a.inputs(), b ? &ins_b : nullptr);
+  impl.output_ports = ports(a.outputs(), b ? &outs_b : nullptr);
+  for (const model::InputSpec& in : spec.inputs) {
+    InputRole role = InputRole::Values;
+    uint64_t vocab = 0;
+    for (const model::BlockSpec& block : spec.blocks) {
+      if (block.mask == in.name) role = InputRole::Mask;
+      if (block.op == model::BlockOp::Embedding && block.inputs.at(0) == in.name) {
+        role = InputRole::Ids;
+        const auto v = static_cast<uint64_t>(block.vocab);
+        vocab = vocab ? std::min(vocab, v) : v;
+      }
+    }
+    impl.input_roles.push_back(role);
+    impl.input_vocabs.push_back(vocab);
+  }
+}
+
+// shapes: each port's shape at `extent`.
+std::vector<BucketLayout> layouts(const std::vector<std::pair<std::string, Shape>>& shapes,
+                                  const std::vector<Model::Impl::Port>& ports, int64_t extent) {
+  std::vector<BucketLayout> out;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    BucketLayout l{shapes[i].first, shapes[i].second, ports[i].follows, std::nullopt};
+    if (ports[i].axis >= 0) {
+      const auto axis = static_cast<size_t>(ports[i].axis);
+      bool rows = true;
+      for (size_t k = 0; k < axis; ++k) rows = rows && l.shape[k] == 1;
+      if (rows) l.row_values = static_cast<size_t>(shape_numel(l.shape) / extent);
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+// SplitMix64 (Steele, Lea, Flood 2014): 64-bit arithmetic only, so every platform draws the same.
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 std::unique_ptr<Model::Impl> parse_impl(std::string_view json_text, std::string_view source) {
   auto impl = std::make_unique<Model::Impl>();
   impl->source = std::string(source);
   impl->spec = model::parse_spec(json_text, source);
   resolve_params(*impl);
+  resolve_layouts(*impl);
   if (impl->params.empty()) impl->has_weights = true;  // nothing to load
   return impl;
 }
@@ -228,6 +312,76 @@ std::vector<ModelInput> Model::inputs(uint64_t extent) const {
 std::vector<std::string> Model::output_names() const {
   std::vector<std::string> out;
   for (const auto& o : impl_->spec.outputs) out.push_back(o.name);
+  return out;
+}
+
+std::vector<BucketLayout> Model::input_layouts(uint64_t extent) const {
+  const int64_t e = checked_extent(*impl_, extent);
+  std::vector<std::pair<std::string, Shape>> shapes;
+  for (const auto& in : impl_->spec.inputs) shapes.emplace_back(in.name, shape_at(in.shape, e));
+  return layouts(shapes, impl_->input_ports, e);
+}
+
+std::vector<BucketLayout> Model::output_layouts(uint64_t extent) const {
+  const int64_t e = checked_extent(*impl_, extent);
+  bool substitutable = true;  // every output is its probe shape with the bucket axis set to e
+  for (const auto& p : impl_->output_ports) substitutable = substitutable && (!p.follows || p.axis >= 0);
+  if (!substitutable) return layouts(build_module(extent).lower().outputs(), impl_->output_ports, e);
+  std::vector<std::pair<std::string, Shape>> shapes;
+  const std::vector<std::string> names = output_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    Shape s = impl_->output_ports[i].probe_shape;
+    if (impl_->output_ports[i].axis >= 0) s[static_cast<size_t>(impl_->output_ports[i].axis)] = e;
+    shapes.emplace_back(names[i], std::move(s));
+  }
+  return layouts(shapes, impl_->output_ports, e);
+}
+
+InputRole Model::input_role(size_t input) const { return impl_->input_roles.at(input); }
+uint64_t Model::input_vocab(size_t input) const { return impl_->input_vocabs.at(input); }
+
+std::vector<CacheRunInput> Model::cache_inputs(std::span<const std::vector<float>> data) const {
+  const auto& specs = impl_->spec.inputs;
+  if (data.size() != specs.size()) {
+    fail(ErrorCode::InvalidArgument, "model '" + impl_->spec.name + "': cache_inputs: " +
+                                         std::to_string(data.size()) + " input vectors given, the model has " +
+                                         std::to_string(specs.size()));
+  }
+  const std::vector<BucketLayout> ls = input_layouts(kProbe);
+  std::vector<CacheRunInput> out;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (ls[i].follows_bucket && !ls[i].row_values) {
+      fail(ErrorCode::Unsupported, "model '" + impl_->spec.name + "': input '" + specs[i].name + "' " +
+                                       shape_to_string(ls[i].shape) + " follows the bucket dim '" +
+                                       impl_->spec.bucket_dim + "' after a non-1 axis; the cache pads whole rows only");
+    }
+    out.push_back({specs[i].name, data[i], ls[i].row_values});
+  }
+  return out;
+}
+
+std::vector<size_t> Model::output_inners() const {
+  std::vector<size_t> out;
+  for (const BucketLayout& l : output_layouts(kProbe)) out.push_back(l.row_values.value_or(0));
+  return out;
+}
+
+std::vector<std::vector<float>> Model::synthetic_inputs(uint64_t rows, uint64_t seed) const {
+  const std::vector<BucketLayout> ls = input_layouts(impl_->spec.bucket_dim.empty() ? 1 : rows);
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < ls.size(); ++i) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(ls[i].shape)));
+    uint64_t state = seed * 0xD1B54A32D192ED03ull + i;  // one stream per (seed, input)
+    for (float& x : v) {
+      const uint64_t z = splitmix64(state);
+      switch (impl_->input_roles[i]) {
+        case InputRole::Mask: x = 1.f; break;
+        case InputRole::Ids: x = static_cast<float>(z % impl_->input_vocabs[i]); break;
+        case InputRole::Values: x = static_cast<float>(z >> 40 & 0xFFFF) / 32767.5f - 1.f; break;
+      }
+    }
+    out.push_back(std::move(v));
+  }
   return out;
 }
 

@@ -82,8 +82,11 @@ TEST(ByteBudget, AnArenaPastTheBudgetIsRefusedBeforeItIsAllocated) {
     g.output("y", g.relu(g.input("x", {int64_t{1} << 20, int64_t{1} << 20})));
     return g;
   };
+  // A 32-bit build refuses it before the budget can: no budget would make it addressable, so the
+  // refusal is passed on as the compiler gave it (ArenaLimit is only the limits' refusal).
   expect_error([&] { cache.get_or_compile(1, huge); }, ErrorCode::OutOfRange,
-               "bucket [1, 2) (upper 1): the arena does not fit the byte budget of 1048576 bytes");
+               sizeof(size_t) == 8 ? "bucket [1, 2) (upper 1): the arena does not fit the byte budget of 1048576 bytes"
+                                   : "compile: the arena needs 8796093022208 bytes, more than this platform can address");
   EXPECT_EQ(cache.bytes(), 0u);
   EXPECT_EQ(cache.compiled_count(), 0u);
 }
@@ -102,6 +105,33 @@ TEST(ByteBudget, ParamsPastTheBudgetAreRefusedBeforeUpload) {
                "1048576 param values at 4 bytes, before upload");
   EXPECT_EQ(cache.bytes(), 0u);
   EXPECT_EQ(cache.compiled_count(), 0u);
+}
+
+TEST(ByteBudget, ParamsAreCountedAtTheWidthThePolicyStores) {
+  // The same 1M values under bf16 weights: 2 bytes each, whether the policy is the cache's or the
+  // options' (the policy the graph was compiled with, compared as a value).
+  auto big_params = [](uint64_t upper) {
+    Graph g;
+    Value x = g.input("x", {static_cast<int64_t>(upper), 1024});
+    g.output("y", g.matmul(x, g.param("w", {1024, 1024})));
+    return std::pair<Graph, ParamMap>{std::move(g), ParamMap{{"w", std::vector<float>(1 << 20, 0.f)}}};
+  };
+  auto cache = BucketedCompileCache::with_policy(Device::Reference, {{1, 3}}, PrecisionPolicy::bf16_weights());
+  cache.set_max_bytes(1 << 20);
+  expect_error([&] { cache.ensure_graph_with_params(2, big_params, {}); }, ErrorCode::OutOfRange,
+               "1048576 param values at 2 bytes, before upload");
+  BucketedCompileCache f32_cache(Device::Reference, {{1, 3}});
+  f32_cache.set_max_bytes(1 << 20);
+  CompileOptions f16;
+  f16.policy = PrecisionPolicy::f16_weights();
+  expect_error([&] { f32_cache.ensure_graph_with_params(2, big_params, f16); }, ErrorCode::OutOfRange,
+               "1048576 param values at 2 bytes, before upload");
+  // On the Cpu device, whose GEMM keeps the weight in bf16, they fit a budget that holds them at
+  // 2 bytes (and would not at 4).
+  auto cpu = BucketedCompileCache::with_policy(Device::Cpu, {{1, 3}}, PrecisionPolicy::bf16_weights());
+  cpu.set_max_bytes((size_t{1} << 21) + (size_t{1} << 20));
+  EXPECT_TRUE(cpu.ensure_graph_with_params(2, big_params, {}).has_value());
+  EXPECT_LT(cpu.bytes(), size_t{1} << 22);
 }
 
 TEST(BucketedCacheThreads, ByteBudgetHoldsUnderRacingCompiles) {

@@ -42,19 +42,19 @@ TEST(HostileModel, DimsPastTheLimitAndProductsPastTwoTo40) {
              "inputs[0].shape[0]: expected a positive integer <= 2147483647");
   // Each dim is allowed; their product overflows int64 and is refused on the way.
   load_fails(model_json(R"([{"name": "x", "shape": [2147483647, 2147483647, 2147483647]}])", "[]", relu_out), {},
-             "hostile.json: input 'x': input 'x': shape [2147483647, 2147483647, 2147483647] has more than 2^40 elements");
+             "hostile.json: input 'x': shape [2147483647, 2147483647, 2147483647] has more than 2^40 elements");
 }
 
 TEST(HostileModel, BlocksWhoseResultWouldPassTwoTo40) {
   // Two inputs of 2^30 values each broadcast to 2^60: refused naming the block.
   load_fails(model_json(R"([{"name": "a", "shape": [1073741824, 1]}, {"name": "b", "shape": [1, 1073741824]}])",
                         R"([{"op": "add", "inputs": ["a", "b"], "out": "s"}])", R"([{"name": "s"}])"),
-             {}, "hostile.json: blocks[0] (add): add: shape [1073741824, 1073741824] has more than 2^40 elements");
+             {}, "hostile.json: blocks[0]: add: shape [1073741824, 1073741824] has more than 2^40 elements");
   // A linear layer whose weight would be [2^30, 2^31 - 1].
   load_fails(model_json(R"([{"name": "x", "shape": [1, 1073741824]}])",
                         R"([{"op": "linear", "name": "fc", "input": "x", "out_features": 2147483647, "out": "y"}])",
                         R"([{"name": "y"}])"),
-             {}, "blocks[0] (linear 'fc'): param 'fc.weight': shape [1073741824, 2147483647] has more than 2^40");
+             {}, "hostile.json: blocks[0]: param 'fc.weight': shape [1073741824, 2147483647] has more than 2^40");
   // An embedding of a vocabulary of 2^31 - 1 rows of 2^31 - 1.
   load_fails(model_json(R"([{"name": "ids", "shape": [1, 4]}])",
                         R"([{"op": "embedding", "name": "e", "input": "ids", "vocab": 2147483647, "dim": 2147483647, "out": "y"}])",

@@ -298,10 +298,13 @@ TEST(ModelFormatErrors, NotAModelDescription) {
 TEST(ModelFormatErrors, ShapeErrorsNameTheBlockAndExtent) {
   // 12 is not divisible into 5 heads.
   const std::string msg = edited_error([](json& j) { j["blocks"][2]["heads"] = 5; });
-  EXPECT_NE(msg.find("m.json: blocks[2] (self_attention 'att') at seq=2: "), std::string::npos) << msg;
+  // The place in the file and the extent from the model, the op and block once, from the builder.
+  EXPECT_NE(msg.find("m.json: blocks[2] at seq=2: self_attention 'att': heads=5 must be >= 1 and divide the width 12"),
+            std::string::npos)
+      << msg;
   // A mean_pool over a [B, S] value: the builder refuses it, reported as the file's error.
   const std::string msg2 = edited_error([](json& j) { j["blocks"][7]["input"] = "ids"; });
-  EXPECT_NE(msg2.find("blocks[7] (mean_pool)"), std::string::npos) << msg2;
+  EXPECT_NE(msg2.find("blocks[7] at seq=2: mean_pool: x must be [B, S, D], got [2, 2]"), std::string::npos) << msg2;
 }
 
 TEST(ModelFormatErrors, ParamShapeMayNotFollowTheBucketDim) {
@@ -319,7 +322,7 @@ TEST(ModelFormatErrors, ParamShapeMayNotFollowTheBucketDim) {
 TEST(ModelFormatErrors, TwoBlocksWithOneName) {
   // Two blocks named "rn" would both create rn.gamma: refused, naming the second block.
   const std::string msg = edited_error([](json& j) { j["blocks"][4]["name"] = "rn"; j["blocks"][4]["op"] = "rms_norm"; });
-  EXPECT_NE(msg.find("m.json: blocks[4] (rms_norm 'rn') at seq=2: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("m.json: blocks[4] at seq=2: rms_norm: the name 'rn' is already used"), std::string::npos) << msg;
   EXPECT_NE(msg.find("rn.gamma"), std::string::npos) << msg;
 }
 

@@ -11,6 +11,7 @@
 #include <emscripten/bind.h>
 
 #include "adapters.hpp"
+#include "rungs/cache_stats_schema.hpp"
 
 namespace rungs::wasm {
 namespace {
@@ -144,6 +145,11 @@ void check_actual_rows(const BucketedCompileCache& cache, uint64_t key, uint64_t
                ") but actualRows is " + std::to_string(actual) + "; pass each input's real rows only");
     }
   }
+// A stats field as JS gets it: counters and byte counts as numbers, flags as booleans.
+val js_number(bool v) { return val(v); }
+template <class T>
+val js_number(T v) {
+  return val(static_cast<double>(v));
 }
 
 val from_bucket_stats(const BucketStats& b) {
@@ -152,25 +158,11 @@ val from_bucket_stats(const BucketStats& b) {
   range.set("start", static_cast<double>(b.range.start));
   range.set("end", static_cast<double>(b.range.end));
   out.set("range", range);
-  out.set("upper", static_cast<double>(b.upper));
-  out.set("compiled", b.compiled);
-  out.set("hits", static_cast<double>(b.hits));
-  out.set("compiles", static_cast<double>(b.compiles));
-  out.set("failedCompiles", static_cast<double>(b.failed_compiles));
-  out.set("compileMs", b.compile_ms);
-  out.set("runs", static_cast<double>(b.runs));
-  out.set("paddedRuns", static_cast<double>(b.padded_runs));
-  out.set("activeRuns", static_cast<double>(b.active_runs));
-  out.set("actualRows", static_cast<double>(b.actual_rows));
-  out.set("paddedRows", static_cast<double>(b.padded_rows));
-  out.set("computedRows", static_cast<double>(b.computed_rows));
-  out.set("runMs", b.run_ms);
-  out.set("overheadMs", b.overhead_ms);
-  out.set("elementsComputed", static_cast<double>(b.elements_computed));
+  stats_schema::for_each_bucket_only([&](const char* name, auto member) { out.set(stats_schema::camel_case(name), js_number(b.*member)); });
+  stats_schema::for_each_summed(
+      [&](const char* name, const char*, auto member, auto) { out.set(stats_schema::camel_case(name), js_number(b.*member)); });
   out.set("activeSupported", b.active_supported ? val(*b.active_supported) : val::null());
   out.set("activeReason", b.active_reason);
-  out.set("arenaBytes", static_cast<double>(b.arena_bytes));
-  out.set("paramBytes", static_cast<double>(b.param_bytes));
   return out;
 }
 
@@ -299,24 +291,11 @@ val cache_stats(const JsCache& js) {
     for (size_t i = 0; i < s.buckets.size(); ++i) buckets.set(i, from_bucket_stats(s.buckets[i]));
     val out = val::object();
     out.set("buckets", buckets);
-    out.set("hits", static_cast<double>(s.hits));
-    out.set("compiles", static_cast<double>(s.compiles));
-    out.set("failedCompiles", static_cast<double>(s.failed_compiles));
-    out.set("outOfRange", static_cast<double>(s.out_of_range));
-    out.set("compileMs", s.compile_ms);
-    out.set("runs", static_cast<double>(s.runs));
-    out.set("paddedRuns", static_cast<double>(s.padded_runs));
-    out.set("activeRuns", static_cast<double>(s.active_runs));
-    out.set("actualRows", static_cast<double>(s.actual_rows));
-    out.set("paddedRows", static_cast<double>(s.padded_rows));
-    out.set("computedRows", static_cast<double>(s.computed_rows));
-    out.set("runMs", s.run_ms);
-    out.set("overheadMs", s.overhead_ms);
-    out.set("elementsComputed", static_cast<double>(s.elements_computed));
-    out.set("arenaBytes", static_cast<double>(s.arena_bytes));
-    out.set("paramBytesSummed", static_cast<double>(s.param_bytes_summed));
-    out.set("weightBytes", static_cast<double>(s.weight_bytes));
-    out.set("distinctWeightCopies", static_cast<double>(s.distinct_weight_copies));
+    stats_schema::for_each_summed([&](const char*, const char* name, auto, auto member) {
+      out.set(stats_schema::camel_case(name), js_number(s.*member));
+    });
+    stats_schema::for_each_total_only(
+        [&](const char* name, auto member) { out.set(stats_schema::camel_case(name), js_number(s.*member)); });
     out.set("waste", s.waste());
     out.set("computeWaste", s.compute_waste());
     return out;

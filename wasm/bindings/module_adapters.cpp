@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adapters.hpp"
+#include "rungs/isa.hpp"
 #include "rungs/version.hpp"
 
 namespace rungs::wasm {
@@ -25,14 +26,7 @@ TensorDType to_dtype(const std::string& name) {
 std::string version() { return std::string(rungs::version()); }
 
 std::string cpu_isa() {
-  return guarded([] {
-    static const std::string isa = [] {
-      Graph graph;
-      graph.output("y", graph.relu(graph.input("x", {16})));
-      return Session(Device::Cpu).compile(graph).report().isa;
-    }();
-    return isa;
-  });
+  return guarded([] { return rungs::cpu_isa(); });
 }
 
 val heap_stats() {

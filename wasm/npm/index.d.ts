@@ -56,7 +56,8 @@ export type ErrorCode =
   | 'OutOfRange'
   | 'Unsupported'
   | 'ParseError'
-  | 'Internal';
+  | 'Internal'
+  | 'ArenaLimit';
 
 /**
  * Every rungs call that fails throws a plain JS `Error` whose message is the C++ message (it names
@@ -181,7 +182,7 @@ export interface CompileOptions {
   policy?: PrecisionPolicy | null;
   /** Keep the IR text after each pass that changed it (report().passes[i].irAfter). */
   dumpPasses?: boolean;
-  /** Refuse (OutOfRange, before allocating) a compile whose arena would exceed this. */
+  /** Refuse (ArenaLimit, before allocating) a compile whose arena would exceed this. */
   maxArenaBytes?: number | null;
 }
 

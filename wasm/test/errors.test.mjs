@@ -47,7 +47,7 @@ test('compile and run errors; the compiled graph keeps working', () => {
     assertRungsError(() => compiled.inputShape('q'), 'UnknownName', /q/);
     assertRungsError(() => session.compileHir(m, { fusion: 'yes' }), 'InvalidArgument', /fusion/);
     assertRungsError(() => session.compileHir(m, { fuse: false }), 'InvalidArgument', /unknown option 'fuse'/);
-    assertRungsError(() => session.compileHir(m, { maxArenaBytes: 1 }), 'OutOfRange');
+    assertRungsError(() => session.compileHir(m, { maxArenaBytes: 1 }), 'ArenaLimit', /max_arena_bytes = 1/);
     assertRungsError(() => session.compileHir(m, { policy: 'f8' }), 'InvalidArgument', /'f8'/);
     const [y] = compiled.run({ x: new Float32Array([1, 2, 3, 0, 0, 0]) });
     assert.deepEqual(Array.from(y), [6.5, 6.5, 6.5, 6.5, 0.5, 0.5, 0.5, 0.5]);

@@ -11,6 +11,7 @@
 #include "backends/cpu/attention/attention.hpp"
 #include "backends/cpu/rows/arch.hpp"
 #include "backends/cpu/rows/simd.hpp"
+#include "backends/cpu/rows/vmath.hpp"
 
 namespace rungs::backend::cpu {
 namespace attention_detail {
@@ -152,7 +153,7 @@ class AttentionKernel final : public Kernel {
           const int64_t lanes = std::clamp<int64_t>(visible[r] - j, 0, W);
           if (lanes < W) x = keep_first<A>(x, static_cast<size_t>(lanes), kNegInf);
           x.store_unaligned(sc.score.data() + r * kKeys + j);
-          best[r] = xsimd::max(best[r], x);
+          best[r] = vmath::maximum(best[r], x);  // NaN propagates (docs/numerics.md)
         }
     }
     // The online softmax update per query: sc.score[r] becomes p = exp(s - m_new), 0 for every
@@ -163,14 +164,14 @@ class AttentionKernel final : public Kernel {
     for (int r = 0; r < R; ++r) {
       const int64_t row = r0 + r;
       float* score = sc.score.data() + r * kKeys;
-      const float tile_max = xsimd::reduce_max(best[r]);
+      const float tile_max = vmath::reduce_maximum(best[r]);  // a NaN score counts as visible
       if (tile_max == kNegInf) {  // every key of the tile dropped for this query: no change
         corr[r] = 1.f;
         for (int64_t u = 0; u < tile_vectors; ++u) B(0.f).store_unaligned(score + u * W);
         continue;
       }
       keys = std::max(keys, visible[r]);
-      const float m_old = sc.m[row], m_new = std::max(m_old, tile_max);
+      const float m_old = sc.m[row], m_new = vmath::maximum_ref(m_old, tile_max);
       corr[r] = std::exp(m_old - m_new);  // 0 on the first visible tile (m_old = -inf)
       B sum(0.f);
       const B m(m_new);

@@ -68,9 +68,9 @@ void exec(ir::Op op, const Operand& a, const Operand& b, float* dst, size_t n, b
     case Op::Sub: return bin([](const B& x, const B& y) { return x - y; });
     case Op::Mul: return bin([](const B& x, const B& y) { return x * y; });
     case Op::Div: return bin([](const B& x, const B& y) { return x / y; });
-    case Op::Maximum: return bin([](const B& x, const B& y) { return xsimd::max(x, y); });
-    case Op::Minimum: return bin([](const B& x, const B& y) { return xsimd::min(x, y); });
-    case Op::Relu: return un([](const B& x) { return xsimd::max(x, B(0.f)); });
+    case Op::Maximum: return bin([](const B& x, const B& y) { return vmath::maximum(x, y); });
+    case Op::Minimum: return bin([](const B& x, const B& y) { return vmath::minimum(x, y); });
+    case Op::Relu: return un([](const B& x) { return vmath::relu(x); });
     case Op::Gelu: return un([](const B& x) { return vmath::gelu(x); });
     case Op::GeluTanh: return un([](const B& x) { return vmath::gelu_tanh(x); });
     case Op::Silu: return un([](const B& x) { return vmath::silu(x); });

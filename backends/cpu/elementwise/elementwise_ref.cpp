@@ -1,5 +1,5 @@
-// SPDX-License-Identifier: Apache-2.0
-// Scalar reference for the elementwise kernel: per output element, per input index arithmetic.
+// The scalar meaning of every elementwise op (eval_scalar) and the elementwise reference: per output
+// element, per input index arithmetic. Device::Reference runs this; the kernel tests compare with it.
 #include <cmath>
 #include <vector>
 
@@ -16,13 +16,13 @@ float eval_scalar(ir::Op op, float a, float b) {
     case Op::Sub: return a - b;
     case Op::Mul: return a * b;
     case Op::Div: return a / b;
-    case Op::Maximum: return a > b ? a : b;
-    case Op::Minimum: return a < b ? a : b;
-    case Op::Relu: return a > 0.f ? a : 0.f;
-    case Op::Gelu: return vmath::gelu_ref(a);
-    case Op::GeluTanh: return vmath::gelu_tanh_ref(a);
-    case Op::Silu: return vmath::silu_ref(a);
-    case Op::Sigmoid: return vmath::sigmoid_ref(a);
+    case Op::Maximum: return vmath::maximum_ref(a, b);
+    case Op::Minimum: return vmath::minimum_ref(a, b);
+    case Op::Relu: return vmath::relu_ref(a);
+    case Op::Gelu: return static_cast<float>(vmath::gelu_ref(a));
+    case Op::GeluTanh: return static_cast<float>(vmath::gelu_tanh_ref(a));
+    case Op::Silu: return static_cast<float>(vmath::silu_ref(a));
+    case Op::Sigmoid: return static_cast<float>(vmath::sigmoid_ref(a));
     case Op::Tanh: return std::tanh(a);
     case Op::Exp: return std::exp(a);
     case Op::Log: return std::log(a);

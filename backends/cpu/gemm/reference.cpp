@@ -4,18 +4,19 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/cpu/rows/vmath.hpp"
+
 namespace rungs::backend::cpu::gemm {
 
 double reference_activation(Activation act, double x) {
   switch (act) {
     case Activation::None: return x;
-    case Activation::Relu: return x > 0 ? x : 0;
-    case Activation::Gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case Activation::GeluTanh:
-      return 0.5 * x * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-    case Activation::Silu: return x / (1 + std::exp(-x));
+    case Activation::Relu: return vmath::relu_ref(x);
+    case Activation::Gelu: return vmath::gelu_ref(x);
+    case Activation::GeluTanh: return vmath::gelu_tanh_ref(x);
+    case Activation::Silu: return vmath::silu_ref(x);
     case Activation::Tanh: return std::tanh(x);
-    case Activation::Sigmoid: return 1 / (1 + std::exp(-x));
+    case Activation::Sigmoid: return vmath::sigmoid_ref(x);
   }
   return x;
 }

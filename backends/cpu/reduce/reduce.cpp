@@ -8,6 +8,10 @@
 
 namespace rungs::backend::cpu {
 
+ReduceKind reduce_kind(ir::Op op) {
+  return op == ir::Op::ReduceSum ? ReduceKind::Sum : op == ir::Op::ReduceMean ? ReduceKind::Mean : ReduceKind::Max;
+}
+
 ReducePlan plan_reduce(const Dims& in, std::span<const int64_t> axes) {
   std::vector<uint8_t> is_reduced(in.rank, 0);
   for (int64_t a : axes) is_reduced[a < 0 ? a + in.rank : a] = 1;

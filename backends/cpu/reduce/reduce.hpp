@@ -20,6 +20,7 @@
 namespace rungs::backend::cpu {
 
 enum class ReduceKind { Sum, Mean, Max };
+ReduceKind reduce_kind(ir::Op op);  // of ReduceSum, ReduceMean, ReduceMax
 
 // The collapsed view of one run: groups outermost first.
 struct ReducePlan {

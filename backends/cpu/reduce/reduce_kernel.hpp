@@ -10,6 +10,7 @@
 #include "backends/cpu/reduce/reduce.hpp"
 #include "backends/cpu/rows/arch.hpp"
 #include "backends/cpu/rows/simd.hpp"
+#include "backends/cpu/rows/vmath.hpp"
 
 namespace rungs::backend::cpu {
 namespace reduce_detail {
@@ -63,7 +64,7 @@ class ReduceKernel final : public Kernel {
   }
 
  private:
-  B combine(const B& a, const B& b) const { return kind_ == ReduceKind::Max ? xsimd::max(a, b) : a + b; }
+  B combine(const B& a, const B& b) const { return kind_ == ReduceKind::Max ? vmath::maximum(a, b) : a + b; }
 
   // Reduce the runs base + roffs[i] + [0, len) to one value.
   float horizontal(const float* base, const std::vector<int64_t>& roffs, int64_t len) const {
@@ -81,7 +82,7 @@ class ReduceKernel final : public Kernel {
       if (full < len) acc1 = combine(acc1, keep_first<A>(B::load_unaligned(run + full), size_t(len - full), fill));
     }
     const B acc = combine(acc0, acc1);
-    return kind_ == ReduceKind::Max ? xsimd::reduce_max(acc) : xsimd::reduce_add(acc);
+    return kind_ == ReduceKind::Max ? vmath::reduce_maximum(acc) : xsimd::reduce_add(acc);
   }
 
   // out[0, cols) = reduction over r of base[roffs[r] + (0, cols)], cols <= kColumnBatches * W.
@@ -110,10 +111,7 @@ class ReduceKernel final : public Kernel {
 template <class Arch>
 std::unique_ptr<Kernel> make_reduce_for(const KernelSpec& spec) {
   const ir::Node& node = spec.graph->at(spec.node);
-  const ReduceKind kind = node.op == ir::Op::ReduceSum    ? ReduceKind::Sum
-                          : node.op == ir::Op::ReduceMean ? ReduceKind::Mean
-                                                          : ReduceKind::Max;
-  return std::make_unique<reduce_detail::ReduceKernel<Arch>>(kind, node.ints);
+  return std::make_unique<reduce_detail::ReduceKernel<Arch>>(reduce_kind(node.op), node.ints);
 }
 
 }  // namespace rungs::backend::cpu

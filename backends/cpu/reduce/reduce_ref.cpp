@@ -1,10 +1,11 @@
-// SPDX-License-Identifier: Apache-2.0
-// Scalar reference reductions: every input element added into its output (double accumulation).
+// Scalar reference reductions: every input element added into its output (double accumulation;
+// a NaN reaches its max, as everywhere: docs/numerics.md).
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "backends/cpu/reduce/reduce.hpp"
+#include "backends/cpu/rows/vmath.hpp"
 
 namespace rungs::backend::cpu {
 
@@ -26,7 +27,7 @@ void reduce_reference(ReduceKind kind, std::span<const int64_t> axes, const Tens
     for (int k = 0; k < d.rank; ++k)
       if (!red[k]) o = o * d[k] + idx[k];
     const double v = x.data[e];
-    acc[o] = kind == ReduceKind::Max ? std::max(acc[o], v) : acc[o] + v;
+    acc[o] = kind == ReduceKind::Max ? vmath::maximum_ref(acc[o], v) : acc[o] + v;
   }
   for (int64_t o = 0; o < outputs; ++o)
     out[o] = static_cast<float>(kind == ReduceKind::Mean ? acc[o] / double(count) : acc[o]);

@@ -15,6 +15,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "backends/cpu/rows/vmath.hpp"
 #include "backends/kernel.hpp"
 
 namespace rungs::backend::cpu {
@@ -41,7 +42,7 @@ inline vfloat<A> keep_first(const vfloat<A>& v, size_t n, float fill) {
   return xsimd::select(lane < vfloat<A>(static_cast<float>(n)), v, vfloat<A>(fill));
 }
 
-// Sum and max of a contiguous run of n floats (tail lanes excluded).
+// Sum and max of a contiguous run of n floats (tail lanes excluded; a NaN gives a NaN max).
 template <class A>
 inline float row_sum(const float* x, size_t n) {
   using B = vfloat<A>;
@@ -64,9 +65,9 @@ inline float row_max(const float* x, size_t n) {
   constexpr float lo = -std::numeric_limits<float>::infinity();
   B acc(lo);
   size_t i = 0;
-  for (; i + W <= n; i += W) acc = xsimd::max(acc, B::load_unaligned(x + i));
-  if (i < n) acc = xsimd::max(acc, keep_first<A>(B::load_unaligned(x + i), n - i, lo));
-  return xsimd::reduce_max(acc);
+  for (; i + W <= n; i += W) acc = vmath::maximum(acc, B::load_unaligned(x + i));
+  if (i < n) acc = vmath::maximum(acc, keep_first<A>(B::load_unaligned(x + i), n - i, lo));
+  return vmath::reduce_maximum(acc);
 }
 
 // Rows below this many floats of work per chunk are not worth waking another thread for.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -34,15 +35,47 @@ inline B gelu_tanh(const B& x) {
   return B(0.5f) * x * (B(1.f) + xsimd::tanh(inner));
 }
 
-// Scalar twins (references), computed in double so the reference is the more accurate side.
-inline float sigmoid_ref(float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-double(x)))); }
-inline float silu_ref(float x) { return static_cast<float>(double(x) / (1.0 + std::exp(-double(x)))); }
-inline float gelu_ref(float x) {
-  return static_cast<float>(0.5 * double(x) * (1.0 + std::erf(double(x) * 0.70710678118654752)));
+// NaN rule (docs/numerics.md): max, min and relu return NaN when an operand is NaN, on every
+// ISA. xsimd::max / min follow the instruction (x86's maxps returns its second operand when either
+// is NaN, so max(NaN, 0) is 0), hence the selects.
+template <class B>
+inline B maximum(const B& a, const B& b) {
+  return xsimd::select(xsimd::isnan(a), a, xsimd::select(xsimd::isnan(b), b, xsimd::max(a, b)));
 }
-inline float gelu_tanh_ref(float x) {
-  double d = x;
-  return static_cast<float>(0.5 * d * (1.0 + std::tanh(0.79788456080286536 * (d + 0.044715 * d * d * d))));
+template <class B>
+inline B minimum(const B& a, const B& b) {
+  return xsimd::select(xsimd::isnan(a), a, xsimd::select(xsimd::isnan(b), b, xsimd::min(a, b)));
+}
+template <class B>
+inline B relu(const B& x) {
+  return xsimd::select(xsimd::isnan(x), x, xsimd::max(x, B(0.f)));
+}
+// The largest lane, NaN when any lane is NaN.
+template <class B>
+inline float reduce_maximum(const B& x) {
+  return xsimd::any(xsimd::isnan(x)) ? std::numeric_limits<float>::quiet_NaN() : xsimd::reduce_max(x);
+}
+
+// Scalar twins: the one scalar meaning of each function, used by every reference (the elementwise
+// one, the GEMM epilogue's, Device::Reference through them). Computed in double, so the reference
+// is the more accurate side.
+template <class T>
+inline T maximum_ref(T a, T b) {
+  return std::isnan(a) ? a : std::isnan(b) ? b : (a > b ? a : b);
+}
+template <class T>
+inline T minimum_ref(T a, T b) {
+  return std::isnan(a) ? a : std::isnan(b) ? b : (a < b ? a : b);
+}
+template <class T>
+inline T relu_ref(T x) {
+  return std::isnan(x) || x > T(0) ? x : T(0);
+}
+inline double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+inline double silu_ref(double x) { return x / (1.0 + std::exp(-x)); }
+inline double gelu_ref(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)); }
+inline double gelu_tanh_ref(double x) {
+  return 0.5 * x * (1.0 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
 }
 
 }  // namespace rungs::backend::cpu::vmath

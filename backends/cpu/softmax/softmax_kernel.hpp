@@ -8,6 +8,7 @@
 
 #include "backends/cpu/rows/arch.hpp"
 #include "backends/cpu/rows/simd.hpp"
+#include "backends/cpu/rows/vmath.hpp"
 #include "backends/cpu/softmax/softmax.hpp"
 
 namespace rungs::backend::cpu {
@@ -41,7 +42,7 @@ template <class A>
 void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, size_t cols) {
   using B = vfloat<A>;
   B m(-std::numeric_limits<float>::infinity());
-  for (int64_t a = 0; a < n; ++a) m = xsimd::max(m, B::load_unaligned(x + a * inner));
+  for (int64_t a = 0; a < n; ++a) m = vmath::maximum(m, B::load_unaligned(x + a * inner));
   B sum(0.f);
   for (int64_t a = 0; a < n; ++a) sum += xsimd::exp(B::load_unaligned(x + a * inner) - m);
   const B inv = B(1.f) / sum;

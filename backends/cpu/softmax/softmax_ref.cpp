@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/cpu/rows/vmath.hpp"
 #include "backends/cpu/softmax/softmax.hpp"
 
 namespace rungs::backend::cpu {
@@ -17,7 +18,7 @@ void softmax_reference(int axis, const TensorArg& x, float* out) {
       const float* in = x.data + o * n * inner + c;
       float* y = out + o * n * inner + c;
       double m = -std::numeric_limits<double>::infinity();
-      for (int64_t a = 0; a < n; ++a) m = std::max<double>(m, in[a * inner]);
+      for (int64_t a = 0; a < n; ++a) m = vmath::maximum_ref<double>(m, in[a * inner]);
       double s = 0;
       for (int64_t a = 0; a < n; ++a) s += std::exp(double(in[a * inner]) - m);
       for (int64_t a = 0; a < n; ++a) y[a * inner] = static_cast<float>(std::exp(double(in[a * inner]) - m) / s);

@@ -18,6 +18,9 @@ enum class ErrorCode {
   Unsupported,
   ParseError,
   Internal,
+  // The compiled graph's arena would pass CompileOptions::max_arena_bytes (the limit a caller, or a
+  // cache's byte budget, set); the same graph may compile under a larger limit.
+  ArenaLimit,
 };
 
 std::string_view to_string(ErrorCode code);

@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "rungs/cache.hpp"
 #include "rungs/hir.hpp"
 #include "rungs/types.hpp"
 
@@ -31,6 +33,23 @@ struct ModelInput {
   std::string name;
   Shape shape;  // at the extent asked for
 };
+
+// How an input or output lies along the model's bucket dim, so a client can pad, slice and make
+// inputs without guessing from names or shapes.
+struct BucketLayout {
+  std::string name;
+  Shape shape;                  // at the extent asked for
+  bool follows_bucket = false;  // the shape changes with the extent
+  // Values per row when the tensor is `extent` rows of the bucket dim (every axis before the
+  // bucket axis has size 1), so it is padded by appending rows and an output is sliced back.
+  // nullopt when it does not follow the bucket dim (passed through unpadded, returned whole) or
+  // follows it on an inner axis (which cannot be padded by rows).
+  std::optional<size_t> row_values;
+};
+
+// What an input feeds, so generated inputs are meaningful: token ids of an embedding (values in
+// [0, vocab)), a keep mask of attention or mean_pool (1 keeps a row), or plain values.
+enum class InputRole { Values, Ids, Mask };
 
 struct ModelParam {
   std::string name;
@@ -58,6 +77,23 @@ class Model {
   // Input names and shapes with the bucket dim set to `extent`.
   std::vector<ModelInput> inputs(uint64_t extent) const;
   std::vector<std::string> output_names() const;
+  // The layout of every input and output along the bucket dim, in declaration order.
+  std::vector<BucketLayout> input_layouts(uint64_t extent) const;
+  std::vector<BucketLayout> output_layouts(uint64_t extent) const;
+  InputRole input_role(size_t input) const;
+  uint64_t input_vocab(size_t input) const;  // for InputRole::Ids: the smallest vocab it indexes
+  // The inputs BucketedCompileCache::run_padded_mixed takes: data[i] is input i (declaration order)
+  // holding rows * row_values values when it follows the bucket dim, its whole shape otherwise.
+  // The result views the model's names and `data`: keep both alive while it is used. Throws
+  // Error(Unsupported) naming an input that follows the bucket dim on an inner axis, and
+  // Error(InvalidArgument) when data does not hold one vector per input.
+  std::vector<CacheRunInput> cache_inputs(std::span<const std::vector<float>> data) const;
+  // run_padded*'s output_inners: each output's row_values, 0 for an output returned unsliced.
+  std::vector<size_t> output_inners() const;
+  // Reproducible inputs for `rows` rows of the bucket dim, the same bytes on every platform and
+  // compiler: ids in [0, vocab), masks of ones, values in [-1, 1] from a seeded SplitMix64 stream
+  // per input (seed and input index only).
+  std::vector<std::vector<float>> synthetic_inputs(uint64_t rows, uint64_t seed = 1) const;
   // Every param the HirModule creates, in creation order, with its stored dtype.
   const std::vector<ModelParam>& params() const;
   size_t param_count() const;  // total number of values over all params

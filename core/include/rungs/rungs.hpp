@@ -6,6 +6,7 @@
 #include "rungs/error.hpp"
 #include "rungs/graph.hpp"
 #include "rungs/hir.hpp"
+#include "rungs/isa.hpp"
 #include "rungs/ladder.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"

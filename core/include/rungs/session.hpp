@@ -39,7 +39,7 @@ struct CompileOptions {
   int threads = 0;                        // 0: all hardware threads (native); wasm: 1
   std::optional<PrecisionPolicy> policy;  // none: the Session's (or the cache's) policy, else f32
   bool dump_passes = false;               // keep the IR text after each pass that changed it
-  // Refuse (Error(OutOfRange), before allocating) a compile whose arena would exceed this.
+  // Refuse (Error(ArenaLimit), before allocating) a compile whose arena would exceed this.
   std::optional<size_t> max_arena_bytes;
 };
 
