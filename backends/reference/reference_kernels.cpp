@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backends/reference/reference_kernels.cpp: Device::Reference, the oracle the vector kernels and
 // the passes are tested against. Every op with arithmetic runs its family's scalar reference
 // (backends/cpu/<family>/*_ref.cpp, the same function that family's kernel test compares with), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/cache/single_flight.hpp: one compile per key at a time, the protocol both caches use.
 //
 // Why: two callers missing the same key at once must not both compile it (twice the time, twice

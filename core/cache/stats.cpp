@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CacheStats: ratios and the JSON form (rungs/cache.hpp), field by field from the schema
 // (rungs/cache_stats_schema.hpp).
 #include <nlohmann/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cache-stats schema (rungs/cache_stats_schema.hpp) drives the totals, the JSON and the JS
 // conversion; these tests check the JSON and the TypeScript types (wasm/npm/index.d.ts) carry
 // exactly its fields, and that every summed total is the sum of its buckets.

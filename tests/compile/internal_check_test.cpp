@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // internal_check / internal_error (core/check.hpp): a broken invariant is Error(Internal) naming
 // the file and line of the check, relative to the repository.
 #include <gtest/gtest.h>

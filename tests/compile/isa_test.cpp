@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs::cpu_isa() and rungs::available_isas() (rungs/isa.hpp): the library's own answer, the same
 // detection the kernels dispatch with (so clients such as `rungs info` need no copy of it).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NaN rule (docs/numerics.md): max, min, relu, clamp (a max then a min), reduce-max, softmax,
 // the norms and attention give NaN exactly where an input they read is NaN, on Device::Reference
 // and on Device::Cpu at every ISA this machine has (forced in turn), fusion on and off.
@@ -195,7 +196,7 @@ TEST(NanRule, AttentionQueryWithNanGivesNanOnlyForThatQuery) {
 // The GEMM epilogue's relu (a matmul followed by relu fuses into it). Disabled until
 // backends/cpu/gemm/gemm_impl.hpp's activate<Relu> calls vmath::relu instead of
 // xsimd::max(x, 0), which drops a NaN on x86.
-TEST(NanRule, DISABLED_MatmulReluEpiloguePropagatesNan) {
+TEST(NanRule, MatmulReluEpiloguePropagatesNan) {
   const int64_t m = 4, k = 8, n = 19;
   auto x = testing::random_vector(m * k, 9);
   x[2 * k + 5] = kNan;  // row 2 of the product is NaN

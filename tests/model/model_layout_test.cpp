@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model::input_layouts / output_layouts (how each input and output lies along the bucket dim),
 // input roles, cache_inputs / output_inners (what BucketedCompileCache::run_padded_mixed takes), and
 // synthetic_inputs: the same bytes on every platform, pinned by a digest (this suite also runs in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference attention: per query, the full row of scores, softmax in double (a NaN score
 // makes the query's output NaN, as everywhere: docs/numerics.md).
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scalar meaning of every elementwise op (eval_scalar) and the elementwise reference: per output
 // element, per input index arithmetic. Device::Reference runs this; the kernel tests compare with it.
 #include <cmath>

@@ -13,6 +13,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "backends/cpu/gemm/gemm.hpp"
+#include "backends/cpu/rows/vmath.hpp"
 
 namespace rungs::backend::cpu::gemm {
 
@@ -83,19 +84,19 @@ struct Gemm {
   }
 
   // ---------------------------------------------------------------- epilogue
+  // The activations are the row kernels' (one vector form per op, NaN rule included).
   template <Activation A>
   XSIMD_INLINE static B activate(B x) {
     if constexpr (A == Activation::Relu) {
-      return xsimd::select(x < B(0.f), B(0.f), x);  // NaN fails the test and passes through
+      return vmath::relu(x);
     } else if constexpr (A == Activation::Gelu) {
-      return B(0.5f) * x * (B(1.f) + xsimd::erf(x * B(0.70710678118654752f)));
+      return vmath::gelu(x);
     } else if constexpr (A == Activation::GeluTanh) {
-      const B inner = B(0.79788456080286536f) * (x + B(0.044715f) * x * x * x);
-      return B(0.5f) * x * (B(1.f) + xsimd::tanh(inner));
+      return vmath::gelu_tanh(x);
     } else if constexpr (A == Activation::Silu) {
-      return x / (B(1.f) + xsimd::exp(-x));
+      return vmath::silu(x);
     } else if constexpr (A == Activation::Sigmoid) {
-      return B(1.f) / (B(1.f) + xsimd::exp(-x));
+      return vmath::sigmoid(x);
     } else if constexpr (A == Activation::Tanh) {
       return xsimd::tanh(x);
     } else {

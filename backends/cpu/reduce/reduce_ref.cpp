@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference reductions: every input element added into its output (double accumulation;
 // a NaN reaches its max, as everywhere: docs/numerics.md).
 #include <cmath>

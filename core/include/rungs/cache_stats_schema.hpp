@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/cache_stats_schema.hpp: the one list of the cache statistics' fields.
 //
 // Every place that handles BucketStats / CacheStats field by field walks these lists instead of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rungs/isa.hpp: which instruction set Device::Cpu runs at, as the kernels decide it.
 //
 // Natively the CPU backend has kernels for avx512f (used only when the CPU has AVX-512 F, CD, DQ
