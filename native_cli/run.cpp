@@ -99,11 +99,11 @@ int run_run(const RunOptions& o) {
   if (!o.ids.empty()) {
     bool found = false;
     for (size_t k = 0; k < io.inputs.size(); ++k)
-      if (io.inputs[k].name == "ids") {
+      if (model.input_role(k) == InputRole::Ids) {  // an embedding's input, whatever its name
         data[k] = read_ids(o.ids, o.rows);
         found = true;
       }
-    if (!found) throw Error(ErrorCode::UnknownName, "run: --ids given, but '" + o.model + "' has no input named 'ids'");
+    if (!found) throw Error(ErrorCode::UnknownName, "run: --ids given, but '" + o.model + "' has no ids input (the input of an embedding block)");
   }
   if (!o.input.empty()) {
     std::ifstream in(o.input);

@@ -533,6 +533,20 @@ TEST(CliBench, JsonSchemaIsTheDocumentedOne) {
       const bool same = v.is_number() ? it.value().is_number() : v.type() == it.value().type();
       EXPECT_TRUE(same) << it.key() << ": " << v << " vs documented " << it.value();
     }
+TEST(Cli, RunIdsGoToTheEmbeddingsInputAndSyntheticInputsAreReproducible) {
+  // --ids feeds the input the model says is an embedding's (its role, not its name); the
+  // synthetic inputs are Model::synthetic_inputs, so two runs print the same numbers.
+  const std::string ids = ::testing::TempDir() + "ids.txt";
+  std::ofstream(ids) << "1 2 3\n";
+  Result with_ids = cli("run " + kModels + "encoder.json --rows 3 --ids " + ids);
+  EXPECT_EQ(with_ids.code, 0) << with_ids.out;
+  Result synthetic = cli("run " + kModels + "encoder.json --rows 3");
+  EXPECT_EQ(synthetic.code, 0) << synthetic.out;
+  EXPECT_NE(with_ids.out, synthetic.out);
+  EXPECT_EQ(cli("run " + kModels + "encoder.json --rows 3").out, synthetic.out);
+  Result no_ids = cli("run " + kModels + "mlp.json --rows 3 --ids " + ids);
+  EXPECT_EQ(no_ids.code, 1) << no_ids.out;
+  EXPECT_NE(no_ids.out.find("has no ids input (the input of an embedding block)"), std::string::npos) << no_ids.out;
 }
 
 }  // namespace
