@@ -7,9 +7,10 @@
 #   lib/pkgconfig/rungs.pc                  for pkg-config (relocatable: paths from ${pcfiledir})
 #   share/doc/rungs/                        LICENSE, NOTICE, THIRD_PARTY_NOTICES.md, CHANGELOG.md,
 #                                           copyright (Debian's format)
-# The exported target is rungs::rungs. xsimd and nlohmann_json are PRIVATE, header-only
-# dependencies of the static library, wrapped in $<BUILD_INTERFACE:...> where they are linked, so
-# the package needs neither; Threads is public (the thread pool) and found by the config file.
+# The exported target is rungs::rungs, which merges the objects of every layer
+# (cmake/RungsLayers.cmake). xsimd and nlohmann_json are private, header-only dependencies of
+# some layers, never linked to `rungs` itself, so the package needs neither; Threads is public
+# (the thread pool) and found by the config file.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

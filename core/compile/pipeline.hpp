@@ -13,4 +13,8 @@ namespace rungs::compile {
 // IR text after it when options.dump_passes and the pass changed the graph).
 void run_pipeline(ir::GraphImpl& g, const CompileOptions& options, std::vector<PassReport>& log);
 
+// The constant-folding pass as the pipeline runs it: passes::fold_constants with an evaluator that
+// runs the node's reference kernel (Device::Reference).
+bool fold_constants(ir::GraphImpl& g);
+
 }  // namespace rungs::compile

@@ -9,6 +9,7 @@
 #include "core/check.hpp"
 #include "core/compile/compiled_graph_impl.hpp"
 #include "core/compile/pipeline.hpp"
+#include "core/ir/graph_access.hpp"
 #include "rungs/isa.hpp"
 
 namespace rungs {
@@ -43,7 +44,7 @@ int resolve_threads(int requested) {
 
 CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  const ir::GraphImpl& src = graph.impl();
+  const ir::GraphImpl& src = ir::impl_of(graph);
   if (src.outputs.empty())
     fail(ErrorCode::InvalidArgument, "compile: the graph has no outputs; mark at least one with output(name, value)");
   const int threads = resolve_threads(options.threads);

@@ -5,7 +5,7 @@
 #include "rungs/hir.hpp"
 
 #include "core/check.hpp"
-#include "core/ir/graph_impl.hpp"
+#include "core/ir/graph_access.hpp"
 
 namespace rungs {
 
@@ -27,7 +27,7 @@ Value activate(Graph& g, Value x, Activation act) {
 void check_block_name(const Graph& g, const std::string& name, const char* block) {
   if (name.empty()) fail(ErrorCode::InvalidArgument, std::string(block) + ": the block name must not be empty");
   std::string prefix = name + ".";
-  for (const ir::Node& n : g.impl().nodes)
+  for (const ir::Node& n : ir::impl_of(g).nodes)
     if (n.op == ir::Op::Param && n.name.compare(0, prefix.size(), prefix) == 0)
       fail(ErrorCode::InvalidArgument, std::string(block) + ": the name '" + name +
                                            "' is already used by another block (param '" + n.name +
@@ -38,12 +38,12 @@ void check_block_name(const Graph& g, const std::string& name, const char* block
 // nodes it added are removed again, so a failed call leaves the module unchanged.
 template <class F>
 Value rollback_on_error(Graph& g, F&& lower) {
-  const size_t nodes = g.node_count(), outputs = g.impl().outputs.size();
+  const size_t nodes = g.node_count(), outputs = ir::impl_of(g).outputs.size();
   try {
     return lower();
   } catch (...) {
-    g.impl().nodes.resize(nodes);
-    g.impl().outputs.resize(outputs);
+    ir::impl_of(g).nodes.resize(nodes);
+    ir::impl_of(g).outputs.resize(outputs);
     throw;
   }
 }
@@ -169,7 +169,7 @@ Graph HirModule::lower() const { return graph_; }
 
 std::vector<std::pair<std::string, Shape>> HirModule::params() const {
   std::vector<std::pair<std::string, Shape>> out;
-  for (const ir::Node& n : graph_.impl().nodes)
+  for (const ir::Node& n : ir::impl_of(graph_).nodes)
     if (n.op == ir::Op::Param) out.emplace_back(n.name, n.shape);
   return out;
 }

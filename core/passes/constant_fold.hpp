@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "core/ir/graph_impl.hpp"
 
@@ -16,8 +18,14 @@ namespace rungs::passes {
 
 constexpr int64_t kMaxFoldedElements = int64_t{1} << 20;
 
-// Replaces each foldable node by a Constant (evaluated with the reference kernels, so folded and
-// unfolded graphs compute the same numbers). Returns true when the graph changed.
-bool fold_constants(ir::GraphImpl& g);
+// The value of node `id` of `g`, whose inputs are all Constants: shape_numel(node.shape) floats.
+// Passes do not run kernels themselves (they sit below the backends, docs/architecture.md):
+// core/compile hands in an evaluator built on the reference backend, so folded and unfolded
+// graphs compute the same numbers.
+using ConstantEvaluator = std::function<std::vector<float>(const ir::GraphImpl& g, uint32_t id)>;
+
+// Replaces each foldable node by a Constant holding evaluate(g, id). Returns true when the graph
+// changed.
+bool fold_constants(ir::GraphImpl& g, const ConstantEvaluator& evaluate);
 
 }  // namespace rungs::passes

@@ -533,6 +533,8 @@ TEST(CliBench, JsonSchemaIsTheDocumentedOne) {
       const bool same = v.is_number() ? it.value().is_number() : v.type() == it.value().type();
       EXPECT_TRUE(same) << it.key() << ": " << v << " vs documented " << it.value();
     }
+}
+
 TEST(Cli, RunIdsGoToTheEmbeddingsInputAndSyntheticInputsAreReproducible) {
   // --ids feeds the input the model says is an embedding's (its role, not its name); the
   // synthetic inputs are Model::synthetic_inputs, so two runs print the same numbers.

@@ -3,6 +3,7 @@
 // buffers that are live at once overlap.
 #include <gtest/gtest.h>
 
+#include "core/ir/graph_access.hpp"
 #include "core/passes/memory_plan.hpp"
 #include "test_models.hpp"
 
@@ -24,10 +25,10 @@ TEST(MemoryPlan, EncoderArenaReusesBuffers) {
 
 TEST(MemoryPlan, NoLiveBuffersOverlap) {
   Graph g = rungs::testing::make_encoder(19).lower();
-  auto plan = passes::plan_memory(g.impl());
-  EXPECT_TRUE(passes::plan_is_valid(g.impl(), plan));
+  auto plan = passes::plan_memory(ir::impl_of(g));
+  EXPECT_TRUE(passes::plan_is_valid(ir::impl_of(g), plan));
   // The checker itself catches a corrupted plan: put two simultaneously live buffers together.
-  const auto& nodes = g.impl().nodes;
+  const auto& nodes = ir::impl_of(g).nodes;
   uint32_t a = 0, b = 0;
   for (uint32_t i = 0; i < nodes.size() && !b; ++i)
     if (plan.floats[i] > 0 && plan.root[i] == i) {
@@ -40,7 +41,7 @@ TEST(MemoryPlan, NoLiveBuffersOverlap) {
   ASSERT_TRUE(a && b);
   auto broken = plan;
   broken.offset[b] = broken.offset[a];
-  EXPECT_FALSE(passes::plan_is_valid(g.impl(), broken));
+  EXPECT_FALSE(passes::plan_is_valid(ir::impl_of(g), broken));
 }
 
 TEST(MemoryPlan, ReshapeAliasesItsSource) {
@@ -48,10 +49,10 @@ TEST(MemoryPlan, ReshapeAliasesItsSource) {
   auto x = g.input("x", {4, 6});
   auto r = g.reshape(g.relu(x), {6, 4});
   g.output("y", g.neg(r));
-  auto plan = passes::plan_memory(g.impl());
+  auto plan = passes::plan_memory(ir::impl_of(g));
   EXPECT_EQ(plan.root[r.id], r.id - 1);
   EXPECT_EQ(plan.offset[r.id], plan.offset[r.id - 1]);
-  EXPECT_TRUE(passes::plan_is_valid(g.impl(), plan));
+  EXPECT_TRUE(passes::plan_is_valid(ir::impl_of(g), plan));
   CompiledGraph c = Session(Device::Cpu).compile(g);
   std::vector<float> xv(24);
   for (int i = 0; i < 24; ++i) xv[i] = float(i % 5) - 2;
@@ -73,7 +74,7 @@ TEST(MemoryPlan, LateInputDoesNotOverlapLiveBuffers) {
   auto y = g.add(g.matmul(x, g.param("w", {9, 6})), g.param("b", {6}));
   auto r = g.input("r", {2, 6});
   g.output("y", g.add(y, r));
-  EXPECT_TRUE(passes::plan_is_valid(g.impl(), passes::plan_memory(g.impl())));
+  EXPECT_TRUE(passes::plan_is_valid(ir::impl_of(g), passes::plan_memory(ir::impl_of(g))));
   CompileOptions opt;
   opt.fusion = false;
   CompiledGraph c = Session(Device::Reference).compile(g, opt);

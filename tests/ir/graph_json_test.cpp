@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/ir/graph_impl.hpp"
+#include "core/ir/graph_access.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -65,7 +65,7 @@ Graph every_op() {
 TEST(GraphJson, EveryOpIsCovered) {
   Graph g = every_op();
   std::set<ir::Op> seen;
-  for (const ir::Node& n : g.impl().nodes) seen.insert(n.op);
+  for (const ir::Node& n : ir::impl_of(g).nodes) seen.insert(n.op);
   for (int i = 0; i <= static_cast<int>(ir::Op::FusedAddNorm); ++i) {
     auto op = static_cast<ir::Op>(i);
     if (ir::op_info(op).cls == ir::OpClass::Fused) continue;
@@ -80,18 +80,18 @@ TEST(GraphJson, RoundTripKeepsTextAndOutputs) {
   EXPECT_EQ(back.to_text(), g.to_text());
   EXPECT_EQ(back.to_json(), text);
   // constants survive exactly, non-finite values included
-  const ir::Node& c = back.impl().nodes[2];
+  const ir::Node& c = ir::impl_of(back).nodes[2];
   ASSERT_EQ(c.op, ir::Op::Constant);
   EXPECT_EQ((*c.data)[0], 0.5f);
   EXPECT_TRUE(std::isinf((*c.data)[1]) && (*c.data)[1] < 0);
   EXPECT_EQ((*c.data)[2], 1e-30f);
   // attention options survive
-  const ir::Node& att = back.impl().nodes[back.impl().outputs[5].second];
+  const ir::Node& att = ir::impl_of(back).nodes[ir::impl_of(back).outputs[5].second];
   EXPECT_EQ(att.heads, 2);
   EXPECT_TRUE(att.causal);
   EXPECT_TRUE(att.has_mask);
   EXPECT_EQ(att.scale, 0.3f);
-  const ir::Node& plain = back.impl().nodes[back.impl().outputs[6].second];
+  const ir::Node& plain = ir::impl_of(back).nodes[ir::impl_of(back).outputs[6].second];
   EXPECT_EQ(plain.heads, 1);
   EXPECT_FALSE(plain.causal || plain.has_mask || plain.scale.has_value());
 
@@ -118,7 +118,7 @@ TEST(GraphJson, NanAndInfinityConstants) {
   const float inf = std::numeric_limits<float>::infinity();
   g.output("c", g.constant({std::nanf(""), inf, -inf, -0.f}, {2, 2}));
   Graph back = Graph::from_json(g.to_json());
-  const auto& d = *back.impl().nodes[0].data;
+  const auto& d = *ir::impl_of(back).nodes[0].data;
   EXPECT_TRUE(std::isnan(d[0]));
   EXPECT_EQ(d[1], inf);
   EXPECT_EQ(d[2], -inf);
@@ -291,7 +291,7 @@ TEST(GraphJson, FusedGraphsCannotBeSaved) {
   fused.op = ir::Op::FusedElementwise;
   fused.in = {0};
   fused.shape = {2};
-  g.impl().add(fused);
+  ir::impl_of(g).add(fused);
   expect_error([&] { (void)g.to_json(); }, ErrorCode::Unsupported, "fused op");
 }
 

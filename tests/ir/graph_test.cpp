@@ -14,6 +14,12 @@ using rungs::Shape;
 
 using rungs::testing::expect_error;
 
+// The public builder hands out no IR (docs/architecture.md): the library's layers reach it through
+// core/ir/graph_access.hpp, which clients cannot include.
+template <class G>
+concept ExposesImpl = requires(G g) { g.impl(); };
+static_assert(!ExposesImpl<Graph> && !ExposesImpl<const Graph>);
+
 TEST(Graph, BroadcastingShapes) {
   Graph g;
   auto a = g.input("a", {4, 1, 3});

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/ir/graph_access.hpp"
+#include "core/passes/constant_fold.hpp"
 #include "fusion_harness.hpp"
 
 namespace {
@@ -116,6 +118,30 @@ TEST_P(PassConstantFold, FoldedOutputsKeepTheirNamesAndOrder) {
     EXPECT_EQ(count_kernels(cg.report(), "neg"), 0u) << kernel_ops(cg.report());
     EXPECT_EQ(count_kernels(cg.report(), "exp"), 0u) << kernel_ops(cg.report());
   }
+}
+
+// The pass runs no kernel itself: it stores whatever the evaluator compile hands it returns, once
+// per foldable node (docs/architecture.md: passes sit below the backends).
+TEST(PassConstantFoldEvaluator, UsesTheEvaluatorItIsGiven) {
+  Graph g;
+  auto x = g.input("x", {2});
+  auto c = g.exp(g.constant({0.f, 1.f}, {2}));
+  g.output("y", g.add(x, c));
+  ir::GraphImpl impl = ir::impl_of(g);
+  std::vector<ir::Op> asked;
+  const bool changed = passes::fold_constants(impl, [&](const ir::GraphImpl& gi, uint32_t id) {
+    asked.push_back(gi.nodes[id].op);
+    return std::vector<float>{7.f, 8.f};
+  });
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(asked, std::vector<ir::Op>{ir::Op::Exp});
+  const ir::Node& folded = impl.nodes[impl.nodes[impl.outputs[0].second].in[1]];
+  ASSERT_EQ(folded.op, ir::Op::Constant);
+  EXPECT_EQ(*folded.data, (std::vector<float>{7.f, 8.f}));
+  // A wrong-sized value is an internal error, not a silently corrupt constant.
+  ir::GraphImpl again = ir::impl_of(g);
+  EXPECT_THROW(passes::fold_constants(again, [](const ir::GraphImpl&, uint32_t) { return std::vector<float>{1.f}; }),
+               Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, PassConstantFold, ::testing::Values(Device::Reference, Device::Cpu),

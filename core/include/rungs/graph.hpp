@@ -18,6 +18,7 @@ namespace rungs {
 
 namespace ir {
 struct GraphImpl;
+struct GraphAccess;
 }
 
 class Graph {
@@ -82,11 +83,9 @@ class Graph {
   std::string to_json() const;
   static Graph from_json(std::string_view text);
 
-  // The builder's internals, for the compiler. Not part of the stable API.
-  const ir::GraphImpl& impl() const { return *impl_; }
-  ir::GraphImpl& impl() { return *impl_; }
-
  private:
+  // The IR behind the builder, for the library's own layers (core/ir/graph_access.hpp).
+  friend struct ir::GraphAccess;
   std::unique_ptr<ir::GraphImpl> impl_;
 };
 
