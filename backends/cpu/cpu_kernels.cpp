@@ -18,6 +18,30 @@ constexpr std::array<cpu::KernelFactory, 7> kFamilies = {
 
 }  // namespace
 
+namespace cpu {
+
+CpuCoverage cpu_coverage(ir::Op op) {
+  using ir::Op;
+  switch (op) {
+    case Op::Input: case Op::Param: case Op::Constant: case Op::Reshape:
+      return CpuCoverage::NoKernel;
+    case Op::Transpose: case Op::Slice: case Op::Concat:
+      return CpuCoverage::Reference;
+    case Op::MatMul: case Op::FusedMatMul:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Maximum: case Op::Minimum:
+    case Op::Relu: case Op::Gelu: case Op::GeluTanh: case Op::Silu: case Op::Sigmoid: case Op::Tanh:
+    case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Rsqrt: case Op::Neg: case Op::Abs:
+    case Op::FusedElementwise:
+    case Op::Softmax: case Op::LayerNorm: case Op::RmsNorm: case Op::FusedAddNorm:
+    case Op::ReduceSum: case Op::ReduceMean: case Op::ReduceMax:
+    case Op::Gather: case Op::Attention:
+      return CpuCoverage::Vector;
+  }
+  return CpuCoverage::Reference;
+}
+
+}  // namespace cpu
+
 std::unique_ptr<Kernel> make_cpu_kernel(const KernelSpec& spec) {
   const cpu::Isa isa = cpu::active_isa();
   if (isa != cpu::Isa::Scalar) {

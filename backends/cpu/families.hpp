@@ -3,7 +3,8 @@
 //
 // Each family (backends/cpu/<family>/) exposes one factory. It returns a kernel for the nodes it
 // handles at the given ISA and nullptr for every other node; make_cpu_kernel (cpu_kernels.cpp)
-// tries them in order and falls back to the scalar reference kernel.
+// tries them in order and falls back to the scalar reference kernel. cpu_coverage() declares, for
+// every IR op, which of the two it gets (checked by cpu_kernels_test.cpp).
 #pragma once
 
 #include <memory>
@@ -31,5 +32,12 @@ std::unique_ptr<Kernel> make_reduce_kernel(const KernelSpec& spec, Isa isa);
 std::unique_ptr<Kernel> make_gather_kernel(const KernelSpec& spec, Isa isa);
 // attention/: Op::Attention (flash-style, heads, causal, key mask).
 std::unique_ptr<Kernel> make_attention_kernel(const KernelSpec& spec, Isa isa);
+
+// How Device::Cpu runs an op: no kernel at all (leaves, and Reshape, an alias of its input), a
+// vector kernel from one of the families above on every vector ISA, or the scalar reference kernel
+// by declaration (data movement: a copy). Written as a switch without a default in
+// cpu_kernels.cpp, so a new Op warns (-Wswitch) until it is given one of the three.
+enum class CpuCoverage { NoKernel, Vector, Reference };
+CpuCoverage cpu_coverage(ir::Op op);
 
 }  // namespace rungs::backend::cpu

@@ -2,10 +2,11 @@
 // backends/cpu/isa.hpp: the instruction sets the CPU backend is built for, and which one runs.
 //
 // Every vector kernel is written once as a template over xsimd::batch<float, Arch> and explicitly
-// instantiated in one translation unit per ISA (<family>/<name>_<isa>.cpp), each compiled with only
-// that ISA's flags (cmake: rungs_isa_source). Natively: sse4.2, avx2 (+fma) and avx512f, chosen at
-// run time from what the CPU *and OS* support (xsimd::available_architectures()). In wasm there is
-// one instantiation, simd128, chosen at compile time.
+// instantiated in one translation unit per ISA (<family>_<isa>.cpp, generated from the ISA table in
+// cmake/RungsIsa.cmake), each compiled with only that ISA's flags. Natively: sse4.2, avx2 (+fma)
+// and avx512f, chosen at run time from what the CPU *and OS* support
+// (xsimd::available_architectures()). In wasm there is one instantiation, simd128, chosen at
+// compile time.
 #pragma once
 
 #include <string_view>

@@ -1,7 +1,0 @@
-// SPDX-License-Identifier: Apache-2.0
-// The attention kernel instantiated for avx2 (compiled with only its flags: rungs_isa_source).
-#include "backends/cpu/attention/attention_kernel.hpp"
-
-namespace rungs::backend::cpu {
-template std::unique_ptr<Kernel> make_attention_for<ArchAvx2>(const KernelSpec&);
-}

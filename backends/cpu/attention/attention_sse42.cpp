@@ -1,7 +1,0 @@
-// SPDX-License-Identifier: Apache-2.0
-// The attention kernel instantiated for sse42 (compiled with only its flags: rungs_isa_source).
-#include "backends/cpu/attention/attention_kernel.hpp"
-
-namespace rungs::backend::cpu {
-template std::unique_ptr<Kernel> make_attention_for<ArchSse42>(const KernelSpec&);
-}

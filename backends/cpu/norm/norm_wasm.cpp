@@ -1,7 +1,0 @@
-// SPDX-License-Identifier: Apache-2.0
-// The norm kernel instantiated for wasm (compiled with only its flags: rungs_isa_source).
-#include "backends/cpu/norm/norm_kernel.hpp"
-
-namespace rungs::backend::cpu {
-template std::unique_ptr<Kernel> make_norm_for<ArchWasm>(const KernelSpec&);
-}
