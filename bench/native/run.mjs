@@ -27,6 +27,7 @@ import * as ort from 'onnxruntime-node';
 
 import { readModel, inputShapes } from '../wasm/lib/model.mjs';
 import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
+import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/harness.mjs';
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
 
@@ -35,6 +36,7 @@ const repo = resolve(here, '../..');
 const TOL = 1e-4;
 const GOAL_EXTENT = 1.0;  // rungs / ORT at each fixed extent (issue 16)
 const GOAL_TRACE = 1.3;   // best rungs scheme over the trace, compiles included
+const check = (what, a, b) => checkTol(what, a, b, TOL);
 
 // ------------------------------------------------------------------ options
 const optionList = [
@@ -48,21 +50,8 @@ const optionList = [
   ['--format', 'table | json (json: one object on stdout, progress on stderr)', (o, v) => (o.format = v)],
 ];
 function parseArgs(argv) {
-  const o = { only: null, threads: [1, 2], extents: [16, 64, 256], reps: 11, traceReps: 3, guard: 0,
-    trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' };
-  for (let i = 0; i < argv.length; ++i) {
-    if (argv[i] === '--help' || argv[i] === '-h') {
-      console.log('usage: node bench/native/run.mjs [options]\n\noptions:');
-      for (const [flag, help] of optionList) console.log(`  ${flag.padEnd(13)} VALUE  ${help}`);
-      process.exit(0);
-    }
-    const opt = optionList.find(([flag]) => flag === argv[i]);
-    if (!opt || i + 1 >= argv.length) {
-      console.error(`run.mjs: unknown option or missing value: ${argv[i]} (try --help)`);
-      process.exit(2);
-    }
-    opt[2](o, argv[++i]);
-  }
+  const o = parseOptions(argv, optionList, { only: null, threads: [1, 2], extents: [16, 64, 256], reps: 11, traceReps: 3,
+    guard: 0, trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' }, 'node bench/native/run.mjs');
   if (o.only && !['extents', 'trace'].includes(o.only)) throw new Error(`--only: expected extents or trace, got ${o.only}`);
   if (o.guard) Object.assign(o, { only: 'extents', threads: [1], extents: [16, 256], models: ['encoder'] });
   return o;
@@ -77,28 +66,6 @@ const rungs = createRequire(import.meta.url)(addonPath);
 ort.env.logLevel = 'error';
 const ortOptions = (threads) => ({ executionProviders: ['cpu'], graphOptimizationLevel: 'all',
   intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' });
-
-class Mismatch extends Error {}
-function check(what, a, b) {
-  if (a.length !== b.length) throw new Mismatch(`${what}: ${a.length} values vs ${b.length}`);
-  let worst = 0, at = 0;
-  for (let i = 0; i < a.length; ++i) {
-    const d = Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(b[i]));
-    if (!(d <= worst)) { worst = d; at = i; }
-  }
-  if (!(worst <= TOL)) throw new Mismatch(`${what}: outputs differ at [${at}]: ${a[at]} vs ${b[at]} (relative ${worst.toExponential(2)} > ${TOL})`);
-  return worst;
-}
-
-function rng(seed) {  // mulberry32: reproducible inputs
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const uniform = (n, seed) => { const r = rng(seed); return Float32Array.from({ length: n }, () => 2 * r() - 1); };
 
 const modelPaths = { encoder: join(repo, 'examples/models/encoder.json'), mlp: join(repo, 'examples/models/mlp.json') };
 const models = {};

@@ -18,6 +18,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { Mismatch, check as checkTol, parseOptions, uniform } from './lib/harness.mjs';
 import { readModel } from './lib/model.mjs';
 import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
@@ -37,20 +38,8 @@ const optionList = [
   ['--format', 'table | json (json: one object on stdout, progress on stderr)', (o, v) => (o.format = v)],
 ];
 function parseArgs(argv) {
-  const o = { only: null, reps: 11, traceReps: 3, trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' };
-  for (let i = 0; i < argv.length; ++i) {
-    if (argv[i] === '--help' || argv[i] === '-h') {
-      console.log('usage: node bench/wasm/run.mjs [options]\n\noptions:');
-      for (const [flag, help] of optionList) console.log(`  ${flag.padEnd(13)} VALUE  ${help}`);
-      process.exit(0);
-    }
-    const opt = optionList.find(([flag]) => flag === argv[i]);
-    if (!opt || i + 1 >= argv.length) {
-      console.error(`run.mjs: unknown option or missing value: ${argv[i]} (try --help)`);
-      process.exit(2);
-    }
-    opt[2](o, argv[++i]);
-  }
+  const o = parseOptions(argv, optionList, { only: null, reps: 11, traceReps: 3,
+    trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' }, 'node bench/wasm/run.mjs');
   if (o.only && !['kernels', 'trace'].includes(o.only)) throw new Error(`--only: expected kernels or trace, got ${o.only}`);
   return o;
 }
@@ -59,35 +48,7 @@ const out = opt.format === 'json' ? (s) => console.error(s) : (s) => console.log
 const progress = (s) => process.stderr.write(`  .. ${s}\n`);
 
 // ------------------------------------------------------------------ helpers
-function rng(seed) {  // mulberry32: reproducible inputs
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const uniform = (n, seed) => {
-  const r = rng(seed);
-  return Float32Array.from({ length: n }, () => 2 * r() - 1);
-};
-
-class Mismatch extends Error {}
-
-/** Max of |a - b| / max(1, |b|); throws Mismatch past TOL (or on a length difference). */
-function check(what, a, b) {
-  if (a.length !== b.length) throw new Mismatch(`${what}: ${a.length} values vs ${b.length}`);
-  let worst = 0, at = 0;
-  for (let i = 0; i < a.length; ++i) {
-    const d = Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(b[i]));
-    if (!(d <= worst)) {
-      worst = d;
-      at = i;
-    }
-  }
-  if (!(worst <= TOL)) throw new Mismatch(`${what}: outputs differ at [${at}]: ${a[at]} vs ${b[at]} (relative ${worst.toExponential(2)} > ${TOL})`);
-  return worst;
-}
+const check = (what, a, b) => checkTol(what, a, b, TOL);
 
 const results = { environment: {}, kernels: null, trace: null, goals: [], notes: [] };
 
