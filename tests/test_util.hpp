@@ -12,6 +12,20 @@
 
 #include "rungs/rungs.hpp"
 
+// Sanitizers reserve terabytes of shadow memory, which an address-space limit forbids: tests that
+// lower the limit skip themselves under ASan and TSan.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // Tests that start std::threads skip themselves in a wasm build without pthreads (the npm
 // module is single-threaded so it loads in pages without cross-origin isolation).
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "rungs/ladder.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -325,18 +326,6 @@ TEST(CliErrors, HugeSizesAreRefusedBeforeAllocating) {
   std::remove(huge_trace.c_str());
 }
 
-// Sanitizers reserve terabytes of shadow memory, which an address-space limit forbids.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 // Within every limit (768 MB of inputs) but past what the machine gives: a named error, exit 1.
 TEST(CliErrors, OutOfMemoryIsANamedError) {

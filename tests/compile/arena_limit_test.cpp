@@ -66,18 +66,6 @@ TEST(ArenaLimit, TheLimitIsInclusiveAndTheSessionStaysUsable) {
 }
 
 #if !defined(__EMSCRIPTEN__)
-// Sanitizers reserve terabytes of shadow memory, which an address-space limit forbids.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 // In a child process (a gtest death test): the address space limited to what the process maps now
 // plus 64 MiB, a run needing a 256 MiB workspace fails with OutOfRange (docs/errors.md row 46);
