@@ -145,6 +145,8 @@ void check_actual_rows(const BucketedCompileCache& cache, uint64_t key, uint64_t
                ") but actualRows is " + std::to_string(actual) + "; pass each input's real rows only");
     }
   }
+}
+
 // A stats field as JS gets it: counters and byte counts as numbers, flags as booleans.
 val js_number(bool v) { return val(v); }
 template <class T>
