@@ -40,4 +40,6 @@ function(rungs_layer name)
   target_link_libraries(${name} PUBLIC rungs_api ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   # Merged into the installed library (objects only: `rungs` exports no link to the layers).
   target_sources(rungs PRIVATE $<TARGET_OBJECTS:${name}>)
+  # For what walks the link graph (cmake/RungsNotices.cmake): `rungs` holds this layer's code.
+  set_property(TARGET rungs APPEND PROPERTY RUNGS_LAYERS ${name})
 endfunction()
