@@ -23,10 +23,13 @@ template <class B>
 inline B silu(const B& x) {
   return x * sigmoid(x);
 }
-// erf-exact GELU: x/2 * (1 + erf(x / sqrt 2)).
+// erf-exact GELU: x/2 * (1 + erf(x / sqrt 2)), computed as x/2 * erfc(-x / sqrt 2): for x below
+// about -3, 1 + erf(x / sqrt 2) cancels to a few float ulps of 1 and lost up to 10% of a (tiny)
+// result, which a layer norm of such a row then magnifies (fuzz_api found it against the double
+// reference); erfc has the tail to full relative precision.
 template <class B>
 inline B gelu(const B& x) {
-  return B(0.5f) * x * (B(1.f) + xsimd::erf(x * B(kInvSqrt2)));
+  return B(0.5f) * x * xsimd::erfc(-x * B(kInvSqrt2));
 }
 // tanh approximation: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
 template <class B>
