@@ -31,11 +31,13 @@ template <class B>
 inline B gelu(const B& x) {
   return B(0.5f) * x * xsimd::erfc(-x * B(kInvSqrt2));
 }
-// tanh approximation: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+// tanh approximation: x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), computed as
+// x / (1 + exp(-2u)) (the same function): 1 + tanh(u) cancels for u below about -2, as erf does
+// in gelu above, and a norm of the result magnifies what it lost.
 template <class B>
 inline B gelu_tanh(const B& x) {
-  B inner = B(kSqrt2OverPi) * (x + B(kGeluTanhCubic) * x * x * x);
-  return B(0.5f) * x * (B(1.f) + xsimd::tanh(inner));
+  const B inner = B(kSqrt2OverPi) * (x + B(kGeluTanhCubic) * x * x * x);
+  return x / (B(1.f) + xsimd::exp(B(-2.f) * inner));
 }
 
 // NaN rule (docs/numerics.md): max, min and relu return NaN when an operand is NaN, on every
