@@ -2,13 +2,8 @@
 # Run by ctest (tests/docs/CMakeLists.txt) with cmake -P: installs this build into a scratch prefix
 # and builds a project whose CMakeLists.txt is a documented ```cmake snippet after the lines every
 # project starts with, against that prefix only.
-function(step)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGN}")
-    message(FATAL_ERROR "doc snippet ${SNIPPET}: `${cmd}` failed (${rc})")
-  endif()
-endfunction()
+set(STEP_LABEL "doc snippet ${SNIPPET}")
+include("${CMAKE_CURRENT_LIST_DIR}/../install/step.cmake")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")

@@ -1,13 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Run by ctest (tests/install/CMakeLists.txt) with cmake -P. Every step must succeed.
 # Builds tests/install/consumer with find_package(rungs), then pkgconfig/main.cpp with pkg-config.
-function(step)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGN}")
-    message(FATAL_ERROR "install_consumer: `${cmd}` failed (${rc})")
-  endif()
-endfunction()
+set(STEP_LABEL install_consumer)
+include("${CMAKE_CURRENT_LIST_DIR}/step.cmake")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")

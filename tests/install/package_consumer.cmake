@@ -7,13 +7,8 @@
 #     pkg-config consumer is built against <root>/usr/lib/pkgconfig/rungs.pc, and run.
 #  4. The packaged `rungs info` and `rungs --version` run and print this version.
 #  5. The .tar.gz holds the same files as the .deb (under rungs-<version>-Linux/ instead of /usr).
-function(step)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGN}")
-    message(FATAL_ERROR "package_consumer: `${cmd}` failed (${rc})")
-  endif()
-endfunction()
+set(STEP_LABEL package_consumer)
+include("${CMAKE_CURRENT_LIST_DIR}/step.cmake")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
