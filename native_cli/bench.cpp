@@ -110,14 +110,6 @@ struct Scheme {
     for (const auto& r : reps) sum += r.buckets[b].*field;
     return sum / double(reps.size());
   }
-  // Requests served by an already compiled bucket: every run but the one that compiled it (the
-  // library counts that run as a hit too, since the bench compiles just before it).
-  static uint64_t hits(const BucketStats& b) { return b.runs - std::min(b.runs, b.compiles); }
-  uint64_t hits() const {
-    uint64_t h = 0;
-    for (const auto& b : stats().buckets) h += hits(b);
-    return h;
-  }
 };
 
 // One pass of the trace through a fresh cache: every served request timed on its own (its lazy
@@ -129,10 +121,10 @@ void run_pass(const Model& model, const ModelIo& io, Scheme& sc, const std::vect
   cache.set_active_extent(sc.active);
   CompileOptions copt;
   copt.threads = o.threads;
+  cache.set_compile_options(copt);  // the first request of a bucket compiles it, timed with its run
   std::vector<size_t> output_inners;
   for (const auto& p : io.outputs) output_inners.push_back(p.inner);
   auto build = [&](uint64_t upper) { return model.build(upper); };
-  std::vector<bool> prepared(sc.buckets.size(), false);
   if (sc.bucket_ms.empty()) sc.bucket_ms.resize(sc.buckets.size());
   uint64_t unserved = 0;
   double total_ms = 0;
@@ -145,19 +137,8 @@ void run_pass(const Model& model, const ModelIo& io, Scheme& sc, const std::vect
       continue;
     }
     const std::vector<std::vector<float>> data = synthetic_inputs(io, key, i + 1);
-    std::vector<CacheRunInput> in;
-    for (size_t k = 0; k < io.inputs.size(); ++k) {
-      std::optional<size_t> inner;
-      if (io.inputs[k].inner) inner = io.inputs[k].inner;
-      in.push_back({io.inputs[k].name, data[k], inner});
-    }
+    const std::vector<CacheRunInput> in = model.cache_inputs(data);
     const auto t0 = std::chrono::steady_clock::now();
-    // The first request of a bucket compiles it with the requested options (run_padded would use
-    // the defaults); the run below is then served from the cache.
-    if (!prepared[*bucket]) {
-      cache.ensure_hir_with_params(key, build, copt);
-      prepared[*bucket] = true;
-    }
     cache.run_padded_mixed(key, key, build, in, output_inners);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     total_ms += ms;
@@ -186,6 +167,9 @@ nlohmann::json latency_json(const std::vector<double>& ms) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
 }
 
+// A scheme: the bench's own figures (requests, timings over the repetitions, latencies), and
+// under "stats" the library's CacheStats::to_json of the last measured pass (every pass has the
+// same counts), so the counters, rows and waste are the library's, written once.
 nlohmann::json scheme_json(const Scheme& sc) {
   const CacheStats& s = sc.stats();
   const Summary totals = summarize(sc.totals_ms);
@@ -194,40 +178,24 @@ nlohmann::json scheme_json(const Scheme& sc) {
                       {"requests", s.runs + sc.unserved},
                       {"served", s.runs},
                       {"unserved", sc.unserved},
-                      {"hits", sc.hits()},
                       {"total_ms", totals.mean},
                       {"total_ms_stddev", totals.stddev},
                       {"total_ms_runs", sc.totals_ms},
                       {"latency_ms", latency_json(sc.latency_ms)},
-                      {"compiles", s.compiles},
                       {"compile_ms", sc.mean_of(&CacheStats::compile_ms)},
                       {"run_ms", sc.mean_of(&CacheStats::run_ms)},
-                      {"overhead_ms", sc.mean_of(&CacheStats::overhead_ms)},
-                      {"actual_rows", s.actual_rows},
-                      {"padded_rows", s.padded_rows},
-                      {"computed_rows", s.computed_rows},
-                      {"waste", s.waste()},
-                      {"compute_waste", s.compute_waste()},
-                      {"weight_bytes", s.weight_bytes},
-                      {"arena_bytes", s.arena_bytes}};
+                      {"overhead_ms", sc.mean_of(&CacheStats::overhead_ms)}};
   j["buckets"] = nlohmann::json::array();
   for (size_t k = 0; k < s.buckets.size(); ++k) {
     const BucketStats& b = s.buckets[k];
     j["buckets"].push_back({{"range", {b.range.start, b.range.end}},
                             {"extent", b.upper},
-                            {"requests", b.runs},
-                            {"hits", Scheme::hits(b)},
-                            {"cache_hits", Scheme::hits(b)},
-                            {"compiles", b.compiles},
                             {"compile_ms", sc.bucket_mean_of(k, &BucketStats::compile_ms)},
                             {"run_ms", sc.bucket_mean_of(k, &BucketStats::run_ms)},
                             {"latency_ms", latency_json(sc.bucket_ms[k])},
-                            {"actual_rows", b.actual_rows},
-                            {"padded_rows", b.padded_rows},
-                            {"computed_rows", b.computed_rows},
-                            {"waste", b.actual_rows ? double(b.padded_rows) / double(b.actual_rows) : 1.0},
                             {"mode", mode_of(b)}});
   }
+  j["stats"] = nlohmann::json::parse(s.to_json());
   return j;
 }
 
@@ -245,7 +213,7 @@ void print_scheme(const Scheme& sc, std::ostream& os, bool markdown, uint64_t re
   for (size_t k = 0; k < s.buckets.size(); ++k) {
     const BucketStats& b = s.buckets[k];
     t.add({std::to_string(b.range.start) + ".." + std::to_string(b.range.end), std::to_string(b.upper),
-           std::to_string(b.runs), std::to_string(Scheme::hits(b)), std::to_string(b.compiles),
+           std::to_string(b.runs), std::to_string(b.hits), std::to_string(b.compiles),
            fixed(sc.bucket_mean_of(k, &BucketStats::compile_ms)), fixed(sc.bucket_mean_of(k, &BucketStats::run_ms)),
            ms_or_dash(sc.bucket_ms[k], &Summary::p50), ms_or_dash(sc.bucket_ms[k], &Summary::p90),
            ms_or_dash(sc.bucket_ms[k], &Summary::p99), std::to_string(b.actual_rows), std::to_string(b.padded_rows),
@@ -253,7 +221,7 @@ void print_scheme(const Scheme& sc, std::ostream& os, bool markdown, uint64_t re
   }
   if (sc.unserved)
     t.add({"unserved", "-", std::to_string(sc.unserved), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "refused"});
-  t.add({"total", "", std::to_string(s.runs + sc.unserved), std::to_string(sc.hits()), std::to_string(s.compiles),
+  t.add({"total", "", std::to_string(s.runs + sc.unserved), std::to_string(sc.stats().hits), std::to_string(s.compiles),
          fixed(sc.mean_of(&CacheStats::compile_ms)), fixed(sc.mean_of(&CacheStats::run_ms)),
          ms_or_dash(sc.latency_ms, &Summary::p50), ms_or_dash(sc.latency_ms, &Summary::p90),
          ms_or_dash(sc.latency_ms, &Summary::p99), std::to_string(s.actual_rows), std::to_string(s.padded_rows),
@@ -303,7 +271,7 @@ void print_csv(const std::vector<Scheme>& schemes, std::ostream& os) {
     for (size_t k = 0; k < s.buckets.size(); ++k) {
       const BucketStats& b = s.buckets[k];
       csv.row({sc.spec.text, "bucket", std::to_string(b.range.start), std::to_string(b.range.end), std::to_string(b.upper),
-               std::to_string(b.runs), std::to_string(Scheme::hits(b)), std::to_string(b.compiles),
+               std::to_string(b.runs), std::to_string(b.hits), std::to_string(b.compiles),
                fixed(sc.bucket_mean_of(k, &BucketStats::compile_ms), 4), fixed(sc.bucket_mean_of(k, &BucketStats::run_ms), 4),
                "", "", ms(sc.bucket_ms[k], &Summary::p50), ms(sc.bucket_ms[k], &Summary::p90), ms(sc.bucket_ms[k], &Summary::p99),
                std::to_string(b.actual_rows), std::to_string(b.padded_rows),
@@ -312,7 +280,7 @@ void print_csv(const std::vector<Scheme>& schemes, std::ostream& os) {
     csv.row({sc.spec.text, "unserved", "", "", "", std::to_string(sc.unserved), "0", "0", "", "", "", "", "", "", "", "0",
              "0", "", "refused"});
     const Summary totals = summarize(sc.totals_ms);
-    csv.row({sc.spec.text, "total", "", "", "", std::to_string(s.runs + sc.unserved), std::to_string(sc.hits()),
+    csv.row({sc.spec.text, "total", "", "", "", std::to_string(s.runs + sc.unserved), std::to_string(sc.stats().hits),
              std::to_string(s.compiles), fixed(sc.mean_of(&CacheStats::compile_ms), 4),
              fixed(sc.mean_of(&CacheStats::run_ms), 4), fixed(totals.mean, 4), fixed(totals.stddev, 4),
              ms(sc.latency_ms, &Summary::p50), ms(sc.latency_ms, &Summary::p90), ms(sc.latency_ms, &Summary::p99),
@@ -368,7 +336,7 @@ int run_bench(const BenchOptions& o) {
       run_pass(model, io, sc, trace, o, true,
                sc.spec.text + (o.repetitions > 1 ? " repetition " + std::to_string(r + 1) : std::string()));
 
-  nlohmann::json context = {{"schema_version", 2},
+  nlohmann::json context = {{"schema_version", 3},
                             {"model", o.model},
                             {"model_name", model.name()},
                             {"trace", {{"source", o.trace.empty() ? "synthetic:" + o.synthetic : o.trace}, {"count", trace.size()}, {"max", max_key}}},

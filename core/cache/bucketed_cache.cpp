@@ -62,6 +62,13 @@ struct BucketedCompileCache::Impl {
   std::atomic<uint64_t> out_of_range{0};
   std::atomic<size_t> compiled{0};
   cache_detail::ByteBudget budget;  // set_max_bytes; off (0) by default
+  mutable std::mutex options_m;
+  CompileOptions options;  // set_compile_options: what run_padded* and get_or_compile{,_hir} compile with
+
+  CompileOptions compile_options() const {
+    std::lock_guard<std::mutex> lock(options_m);
+    return options;
+  }
 
   std::optional<size_t> bucket_for(uint64_t key) const {
     for (size_t i = 0; i < buckets.size(); ++i)
@@ -245,6 +252,13 @@ BucketedCompileCache& BucketedCompileCache::set_max_bytes(size_t max_bytes) {
 size_t BucketedCompileCache::max_bytes() const { return impl_->budget.limit(); }
 size_t BucketedCompileCache::bytes() const { return impl_->budget.used(); }
 
+BucketedCompileCache& BucketedCompileCache::set_compile_options(const CompileOptions& options) {
+  std::lock_guard<std::mutex> lock(impl_->options_m);
+  impl_->options = options;
+  return *this;
+}
+CompileOptions BucketedCompileCache::compile_options() const { return impl_->compile_options(); }
+
 bool BucketedCompileCache::active_extent() const { return impl_->active_extent.load(std::memory_order_acquire); }
 
 std::optional<PaddedRun> BucketedCompileCache::run_impl(uint64_t key, size_t actual_rows,
@@ -283,7 +297,7 @@ std::optional<PaddedRun> BucketedCompileCache::run_impl(uint64_t key, size_t act
 
   const auto t_acquire = Clock::now();
   bool waited = false;
-  CompiledGraph& graph = *impl_->acquire(slot, build, CompileOptions{}, &waited);
+  CompiledGraph& graph = *impl_->acquire(slot, build, impl_->compile_options(), &waited);
   // Compiling (or waiting for another caller's compile) is compile time, not hit-path overhead.
   const double compile_ms = waited ? ms_since(t_acquire) : 0.0;
   const bool active = impl_->active_extent.load(std::memory_order_acquire) && rows_match && actual_rows > 0 &&

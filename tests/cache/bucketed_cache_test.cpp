@@ -7,6 +7,7 @@
 #include "test_util.hpp"
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -283,6 +284,42 @@ TEST(BucketedCache, GetOrCompileHirCompilesTheModule) {
   EXPECT_EQ(e->graph->output_shape("y"), (Shape{16, 5}));
   EXPECT_TRUE(c.get_or_compile_hir_with_options(16, build, CompileOptions{}));
   EXPECT_EQ(calls, 1);
+}
+
+// set_compile_options: what run_padded* and get_or_compile compile with when the call names no
+// options; a bucket compiled before the change keeps its graph, and the stats count a lazy compile
+// as a compile, not a hit.
+TEST(BucketedCache, CompileOptionsApplyToLaterCompiles) {
+  auto c = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 32);
+  EXPECT_TRUE(c.compile_options().fusion);
+  const std::vector<float> x = iota_rows(5, 2);
+  const PaddedInput in[] = {{"x", x, 2}};
+  const size_t inners[] = {2, 0};
+  ASSERT_TRUE(c.run_padded(5, 5, rows_graph, in, inners));
+  CompileOptions options;
+  options.fusion = false;
+  options.threads = 1;
+  c.set_compile_options(options);
+  EXPECT_FALSE(c.compile_options().fusion);
+  EXPECT_EQ(c.compile_options().threads, 1);
+  const std::vector<float> x12 = iota_rows(12, 2);
+  const PaddedInput in12[] = {{"x", x12, 2}};
+  ASSERT_TRUE(c.run_padded(12, 12, rows_graph, in12, inners));
+  auto first = c.get_or_compile(5, rows_graph);
+  auto second = c.get_or_compile(12, rows_graph);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(second->graph->report().threads, 1);
+  EXPECT_NE(first->graph->report().threads, 1) << "compiled before the change: its own options";
+  const bool fused_first = std::any_of(first->graph->report().passes.begin(), first->graph->report().passes.end(),
+                                       [](const PassReport& p) { return p.name.find("fuse") != std::string::npos; });
+  const bool fused_second = std::any_of(second->graph->report().passes.begin(), second->graph->report().passes.end(),
+                                        [](const PassReport& p) { return p.name.find("fuse") != std::string::npos; });
+  EXPECT_TRUE(fused_first);
+  EXPECT_FALSE(fused_second) << "fusion off: no fusion pass ran";
+  const CacheStats s = c.stats();
+  EXPECT_EQ(s.compiles, 2u);
+  EXPECT_EQ(s.runs, 2u);
+  EXPECT_EQ(s.hits, 2u) << "the two get_or_compile calls; the runs that compiled are not hits";
 }
 
 TEST(BucketedCache, RunPaddedReusesOneGraphAcrossActualsAndSlices) {

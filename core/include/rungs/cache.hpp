@@ -155,7 +155,7 @@ class BucketedCompileCache {
   // std::nullopt without calling build; a compiled bucket returns its graph without calling it.
   template <class F>
   std::optional<BucketEntry> get_or_compile(uint64_t key, F build) {
-    return acquire(key, wrap(build), CompileOptions{});
+    return acquire(key, wrap(build), compile_options());
   }
   template <class F>
   std::optional<BucketEntry> get_or_compile_with_options(uint64_t key, F build, const CompileOptions& options) {
@@ -163,7 +163,7 @@ class BucketedCompileCache {
   }
   template <class H>
   std::optional<BucketEntry> get_or_compile_hir(uint64_t key, H build) {
-    return acquire(key, wrap(build), CompileOptions{});
+    return acquire(key, wrap(build), compile_options());
   }
   template <class H>
   std::optional<BucketEntry> get_or_compile_hir_with_options(uint64_t key, H build, const CompileOptions& options) {
@@ -210,6 +210,11 @@ class BucketedCompileCache {
   // output, which an active run never computed, come back as zeros). stats() counts each mode.
   BucketedCompileCache& set_active_extent(bool on);
   bool active_extent() const;
+
+  // The options a bucket compiles with when the call names none (run_padded*, get_or_compile,
+  // get_or_compile_hir): CompileOptions{} until set. Buckets compiled before the call keep theirs.
+  BucketedCompileCache& set_compile_options(const CompileOptions& options);
+  CompileOptions compile_options() const;
 
   // Byte budget (0, the default: no limit). bytes() is what the compiled buckets hold: arena plus
   // params of each, as CompileCache counts them (CompileReport::arena_bytes + param_bytes). A
