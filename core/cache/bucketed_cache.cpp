@@ -144,30 +144,22 @@ struct BucketedCompileCache::Impl {
   // charged last. Throws Error(OutOfRange) naming the bucket when it does not fit.
   std::unique_ptr<CompiledGraph> compile_within_budget(const Slot& slot, const detail::BuildRef& build,
                                                        const CompileOptions& options) {
-    const std::string who = "BucketedCompileCache: bucket " + range_text(slot.range) + " (upper " +
-                            std::to_string(slot.upper) + ")";
-    CompileOptions opts = options;
-    const std::optional<size_t> left = budget.remaining();
-    const bool budget_limits_arena = left && (!opts.max_arena_bytes || *left < *opts.max_arena_bytes);
-    if (budget_limits_arena) opts.max_arena_bytes = *left;
-    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params, const PrecisionPolicy& used) {
-      const cache_detail::UploadBytes need = cache_detail::bytes_before_upload(g, params, used);
-      budget.check(need.total(), who,
-                   "arena " + std::to_string(need.arena) + " + " + std::to_string(need.values) +
-                       " param values at " + std::to_string(need.width) + " bytes, before upload");
+    cache_detail::Refusal refusal;
+    refusal.who = "BucketedCompileCache: bucket " + range_text(slot.range) + " (upper " + std::to_string(slot.upper) + ")";
+    const size_t limit = budget.limit();
+    refusal.budget = "the byte budget of " + std::to_string(limit) + " bytes";
+    refusal.advice = "raise set_max_bytes or use fewer or smaller buckets";
+    refusal.over = [&](size_t) {
+      const std::optional<size_t> left = budget.remaining();
+      return "but the byte budget has " + std::to_string(left.value_or(0)) + " of " + std::to_string(limit) +
+             " bytes left; " + refusal.advice;
     };
-    std::unique_ptr<CompiledGraph> graph;
-    try {
-      graph = cache_detail::build_and_compile(device, policy, build(slot.upper), opts, before_upload);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::ArenaLimit || !budget_limits_arena || budget.limit() == 0) throw;
-      fail(ErrorCode::OutOfRange, who + ": the arena does not fit the byte budget of " + std::to_string(budget.limit()) +
-                                      " bytes (" + e.what() + "); raise set_max_bytes or use fewer or smaller buckets");
-    }
-    const CompileReport& r = graph->report();
-    budget.charge(r.arena_bytes + r.param_bytes, who,
-                  "arena " + std::to_string(r.arena_bytes) + " + params " + std::to_string(r.param_bytes));
-    return graph;
+    cache_detail::Budgeted b =
+        cache_detail::compile_within(device, policy, build(slot.upper), options, budget.remaining(), refusal);
+    // Charged under the budget's lock: racing compiles of two buckets can never pass it together.
+    budget.charge(b.bytes, refusal.who, "arena " + std::to_string(b.graph->report().arena_bytes) + " + params " +
+                                            std::to_string(b.graph->report().param_bytes));
+    return std::move(b.graph);
   }
 
   // Active extent switched on after this bucket compiled: prepare it now. CompiledGraph::

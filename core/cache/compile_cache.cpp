@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/cache/build_and_compile.hpp"
+#include "core/cache/byte_budget.hpp"
 #include "core/cache/single_flight.hpp"
 #include "core/check.hpp"
 #include "rungs/cache.hpp"
@@ -73,36 +73,16 @@ std::shared_ptr<CompiledGraph> CompileCache::acquire(uint64_t key, const detail:
   std::shared_ptr<CompiledGraph> graph;
   size_t bytes = 0;
   try {
-    CompileOptions opts = options;
-    if (im.max_bytes != 0)  // refuse an arena past the whole budget before allocating it
-      opts.max_arena_bytes = std::min(opts.max_arena_bytes.value_or(im.max_bytes), im.max_bytes);
-    const bool budget_limits_arena = im.max_bytes != 0 && opts.max_arena_bytes == im.max_bytes;
-    // Params past the whole budget are refused before they are uploaded (at their stored width).
-    auto before_upload = [&](const CompiledGraph& g, const ParamMap& params, const PrecisionPolicy& used) {
-      if (im.max_bytes == 0) return;
-      const cache_detail::UploadBytes need = cache_detail::bytes_before_upload(g, params, used);
-      if (need.total() > im.max_bytes)
-        fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) + " needs at least " +
-                                        std::to_string(need.total()) + " bytes (arena " + std::to_string(need.arena) +
-                                        " + " + std::to_string(need.values) + " param values, before upload), more than "
-                                        "the whole budget of " + std::to_string(im.max_bytes) + " bytes; raise max_bytes");
-    };
-    try {
-      graph = cache_detail::build_and_compile(im.device, im.policy, build(key), opts, before_upload);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::ArenaLimit || !budget_limits_arena) throw;
-      fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) +
-                                      " does not fit the whole budget of " + std::to_string(im.max_bytes) +
-                                      " bytes; raise max_bytes (" + e.what() + ")");
-    }
-    const CompileReport& r = graph->report();
-    bytes = r.arena_bytes + r.param_bytes;
-    if (im.max_bytes != 0 && bytes > im.max_bytes)
-      fail(ErrorCode::OutOfRange, "CompileCache: the graph for key " + std::to_string(key) + " needs " +
-                                      std::to_string(bytes) + " bytes (arena " + std::to_string(r.arena_bytes) +
-                                      " + params " + std::to_string(r.param_bytes) +
-                                      "), more than the whole budget of " + std::to_string(im.max_bytes) +
-                                      " bytes; raise max_bytes");
+    // A graph past the whole budget is refused (the others are evicted to make room for one that fits).
+    cache_detail::Refusal refusal;
+    refusal.who = "CompileCache: the graph for key " + std::to_string(key);
+    refusal.budget = "the whole budget of " + std::to_string(im.max_bytes) + " bytes";
+    refusal.advice = "raise max_bytes";
+    refusal.over = [&](size_t) { return "more than " + refusal.budget + "; " + refusal.advice; };
+    const std::optional<size_t> allowance = im.max_bytes != 0 ? std::optional<size_t>(im.max_bytes) : std::nullopt;
+    cache_detail::Budgeted b = cache_detail::compile_within(im.device, im.policy, build(key), options, allowance, refusal);
+    graph = std::move(b.graph);
+    bytes = b.bytes;
   } catch (...) {
     std::unique_lock<std::mutex> lock(im.m);
     im.flight.land(lock, [&] { im.in_flight.erase(key); });

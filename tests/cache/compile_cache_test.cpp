@@ -120,7 +120,7 @@ TEST(CompileCache, ParamsPastTheWholeBudgetAreRefusedBeforeUpload) {
     FAIL() << "expected Error(OutOfRange)";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::OutOfRange) << e.what();
-    EXPECT_NE(std::string(e.what()).find("1048576 param values, before upload), more than the whole budget of 1048576"),
+    EXPECT_NE(std::string(e.what()).find("1048576 param values at 4 bytes, before upload), more than the whole budget of 1048576"),
               std::string::npos)
         << e.what();
   }
