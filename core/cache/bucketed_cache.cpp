@@ -157,8 +157,7 @@ struct BucketedCompileCache::Impl {
     cache_detail::Budgeted b =
         cache_detail::compile_within(device, policy, build(slot.upper), options, budget.remaining(), refusal);
     // Charged under the budget's lock: racing compiles of two buckets can never pass it together.
-    budget.charge(b.bytes, refusal.who, "arena " + std::to_string(b.graph->report().arena_bytes) + " + params " +
-                                            std::to_string(b.graph->report().param_bytes));
+    budget.charge(b.bytes, refusal.who, "arena " + std::to_string(b.graph->report().arena_bytes) + " + params " + std::to_string(b.graph->report().param_bytes));
     return std::move(b.graph);
   }
 

@@ -47,10 +47,10 @@ class ByteBudget {
 // the exact figure, and "<who>: the arena does not fit <budget> (<compiler's message>); <advice>"
 // for an arena refused before it is planned.
 struct Refusal {
-  std::string who;     // "BucketedCompileCache: bucket [1, 9) (upper 8)"
+  std::string who;                                // "BucketedCompileCache: bucket [1, 9) (upper 8)"
   std::function<std::string(size_t bytes)> over;  // the rest of the sentence for `bytes` too many
-  std::string budget;  // "the byte budget of 4096 bytes"
-  std::string advice;  // "raise set_max_bytes"
+  std::string budget;                             // "the byte budget of 4096 bytes"
+  std::string advice;                             // "raise set_max_bytes"
 };
 
 // The one way both caches compile under a byte limit: the arena is refused before it is planned
