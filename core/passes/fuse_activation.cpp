@@ -19,8 +19,14 @@ constexpr double kSamples[] = {-4.1, -2.7, -1.6, -0.9, -0.35, 0.0, 0.22, 0.61, 1
 
 bool in_tree_op(Op op) {
   switch (op) {
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Neg:
-    case Op::Tanh: case Op::Sigmoid: case Op::Exp:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Neg:
+    case Op::Tanh:
+    case Op::Sigmoid:
+    case Op::Exp:
       return true;
     default:
       return false;

@@ -104,14 +104,15 @@ struct RuntimeMask {
 
 constexpr double kMaskedOut = -1e4;  // exp(-1e4) is 0 in f32: such a score drops its key
 
-// Right-aligned against scores [B, (H,) Sq, Sk], `m` is [B or 1 when B == 1, 1, ..., Sk].
+// Right-aligned against scores [B, (H,) Sq, Sk], `m` is [B, 1, ..., Sk] (missing leading dims are 1).
 bool is_key_mask_shape(const Shape& m, const Shape& scores) {
   const size_t r = scores.size(), rm = m.size();
   if (rm > r) return false;
   for (size_t a = 0; a < r; ++a) {
     const int64_t md = a + rm >= r ? m[a + rm - r] : 1;
-    if (a == r - 1 ? md != scores[a] : a == 0 ? (md != scores[0] && md != 1) || (md == 1 && scores[0] != 1) : md != 1)
-      return false;
+    const int64_t want = a == r - 1 ? scores[a] : a == 0 ? scores[0]
+                                                         : 1;  // Sk, B, 1 (heads, queries)
+    if (md != want) return false;
   }
   return true;
 }

@@ -295,7 +295,13 @@ TEST_P(PassAttention, MasksThatDoNotMapExactlyAreLeftAlone) {
 // MatMul)), Reshape [B, S, H, Dh], Transpose (k straight to [B, H, Dh, S]), MatMul, Div by
 // sqrt(Dh), Add of the extended mask built from the [B, S] input, Softmax, MatMul, Transpose back,
 // Reshape [B, S, D], then the output linear and the residual.
-enum class MaskForm { OneMinusTimesMinus10000, OneMinusTimesFinfoMin, PadMaskTimesMinus10000, MinusHundred, None };
+enum class MaskForm {
+  OneMinusTimesMinus10000,
+  OneMinusTimesFinfoMin,
+  PadMaskTimesMinus10000,
+  MinusHundred,
+  None
+};
 
 Graph exported_bert_attention(MaskForm form, int64_t B = 2, int64_t S = 5, int64_t H = 2, int64_t Dh = 4) {
   const int64_t D = H * Dh;

@@ -20,7 +20,7 @@ struct LnSpell {
   bool reciprocal = false;  // d * (1 / sqrt(v))
   bool row_shaped = false;  // gamma, beta as [1, 1, D]
   bool affine = true;
-  int mean_axis = -1;       // the first mean's axis (a near miss when not the last)
+  int mean_axis = -1;  // the first mean's axis (a near miss when not the last)
   float eps = 1e-5f;
 };
 
@@ -86,7 +86,13 @@ TEST_P(PassLayerNorm, RmsNormSpellings) {
     Graph g;
     auto x = g.input("x", {3, 16});
     auto v = g.add(g.constant({1e-6f}, {1}), g.mean(g.mul(x, x), {1}, true));
-    Value n = form == 0 ? g.div(x, g.sqrt(v)) : form == 1 ? g.mul(g.rsqrt(v), x) : g.mul(x, g.rsqrt(v));
+    Value n;
+    if (form == 0)
+      n = g.div(x, g.sqrt(v));
+    else if (form == 1)
+      n = g.mul(g.rsqrt(v), x);
+    else
+      n = g.mul(x, g.rsqrt(v));
     if (form != 2) n = g.mul(g.param("gamma", {16}), n);
     g.output("y", n);
     FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 5 + form, true);
@@ -163,8 +169,7 @@ TEST_P(PassLayerNorm, NearMissesAreNotFused) {
     auto x = g.input("x", {4, 6});
     auto d = g.sub(x, g.mean(x, {1}, true));
     g.output("y", g.div(d, g.sqrt(g.mean(g.mul(d, x), {1}, true))));
-    FusionRuns runs = run_fused_and_plain(g, GetParam(), {{"x", {1, 2, 3, 4, 5, 6, 2, 2, 3, 4, 5, 6, 3, 3, 3, 4, 5, 9,
-                                                                 1, 1, 1, 1, 1, 7}}});
+    FusionRuns runs = run_fused_and_plain(g, GetParam(), {{"x", {1, 2, 3, 4, 5, 6, 2, 2, 3, 4, 5, 6, 3, 3, 3, 4, 5, 9, 1, 1, 1, 1, 1, 7}}});
     EXPECT_EQ(count_kernels(runs.fused, "layer_norm") + count_kernels(runs.fused, "rms_norm"), 0u)
         << kernel_ops(runs.fused);
     expect_same_outputs(runs);

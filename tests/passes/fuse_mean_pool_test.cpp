@@ -14,12 +14,12 @@ using namespace rungs::testing;
 class PassMeanPool : public ::testing::TestWithParam<Device> {};
 
 struct PoolSpell {
-  bool ones = false;        // expand as mul by ones instead of add of zeros
-  bool swapped = false;     // e * x, maximum(c, n)
-  float floor = 1e-9f;      // Clip's min
-  int count_axis = 1;       // the count's axis (a near miss when not 1)
-  bool e_shared = false;    // the expanded mask is also an output
-  float fill = 0.f;         // the expand constant (a near miss when not 0 for add)
+  bool ones = false;      // expand as mul by ones instead of add of zeros
+  bool swapped = false;   // e * x, maximum(c, n)
+  float floor = 1e-9f;    // Clip's min
+  int count_axis = 1;     // the count's axis (a near miss when not 1)
+  bool e_shared = false;  // the expanded mask is also an output
+  float fill = 0.f;       // the expand constant (a near miss when not 0 for add)
 };
 
 // x [2, 4, 6], mask [2, 4]: sum(x * e, 1) / clamp(sum(e, 1), min)
