@@ -117,7 +117,27 @@ bool is_key_mask_shape(const Shape& m, const Shape& scores) {
   return true;
 }
 
+// Through ONNX Expand as the frontend writes it (an add of zeros, or a multiply by ones, of the
+// expanded shape): the value before broadcasting.
+uint32_t before_expand(const ir::GraphImpl& g, uint32_t id) {
+  for (;;) {
+    const Node& n = g.nodes[id];
+    if (n.op != Op::Add && n.op != Op::Mul) return id;
+    const float neutral = n.op == Op::Add ? 0.f : 1.f;
+    std::optional<uint32_t> inner;
+    for (int k = 0; k < 2 && !inner; ++k) {
+      const Node& c = g.nodes[n.in[1 - k]];
+      if (c.op == Op::Constant && c.data &&
+          std::all_of(c.data->begin(), c.data->end(), [&](float v) { return v == neutral; }))
+        inner = n.in[k];
+    }
+    if (!inner) return id;
+    id = *inner;
+  }
+}
+
 std::optional<RuntimeMask> runtime_mask(const ir::GraphImpl& g, uint32_t m, const Shape& scores) {
+  m = before_expand(g, m);
   if (!is_key_mask_shape(g.nodes[m].shape, scores)) return std::nullopt;
   const int64_t want = scores[0] * scores.back();
   std::vector<uint32_t> tree, stack{m};
@@ -215,7 +235,13 @@ bool fuse_attention(ir::GraphImpl& g) {
     if (s != scaled && rw.sole_consumer(s) != scaled) continue;
     if (!std::isfinite(*scale)) continue;
     if (g.nodes[s].op != Op::MatMul) continue;
-    const uint32_t q = g.nodes[s].in[0], kt = g.nodes[s].in[1];
+    uint32_t q = g.nodes[s].in[0];
+    const uint32_t kt = g.nodes[s].in[1];
+    // Queries scaled before the product (DistilBERT: q / sqrt(Dh)) fold into the scale too.
+    if (auto [q_in, q_scale] = unscale(rw, q); q_in != q && rw.sole_consumer(q) == s && std::isfinite(*q_scale)) {
+      q = q_in;
+      scale = *scale * *q_scale;
+    }
     if (g.nodes[kt].op != Op::Transpose || rw.sole_consumer(kt) != s) continue;
     const Shape qs = g.nodes[q].shape, vs = g.nodes[v].shape, out = g.nodes[root].shape;
     if (qs.size() != rank || vs.size() != rank) continue;

@@ -7,7 +7,8 @@
 // scores, softmax and value product together and never stores them.
 //
 // Matched, each intermediate read by nothing else:
-//   s = matmul(q, transpose(k))   rank 3 [B, S, D] (heads = 1), or rank 4 [B, H, S, Dh]
+//   s = matmul(q, transpose(k))   rank 3 [B, S, D] (heads = 1), or rank 4 [B, H, S, Dh]; q may be
+//                                 q' * c or q' / c (queries scaled first), folded into the scale
 //   s = s * c | c * s | s / c     optional; c a one-element constant (the scale; 1 when absent)
 //   s = s + m | m + s             optional; m a constant of 0 and -inf that is exactly a causal
 //                                 (bottom-right) triangle or a per-key mask, with no row fully masked;
@@ -19,7 +20,8 @@
 // the graph's own transpose back to [B, Sq, H, Dv] reads o, the two cancel (no transpose is left).
 //
 // A run-time m (the "extended attention mask" of exported BERTs: (1 - mask) * -10000, or
-// * finfo.min) is f(mask) for one graph input of B * Sk values, through reshapes and elementwise
+// * finfo.min), after any ONNX Expand (an add of zeros or a multiply by ones), is f(mask) for one
+// graph input of B * Sk values, through reshapes and elementwise
 // ops with one-element constants, broadcast over heads and queries only ([B, 1, 1, Sk]). Evaluated
 // at 0 and 1: f(1) == 0 and f(0) <= -1e4 makes the input the key mask; f(0) == 0 and f(1) <= -1e4
 // makes 1 - input the key mask. This assumes the input holds 0 and 1 and keeps at least one key per

@@ -380,6 +380,33 @@ TEST_P(PassAttention, ExportedAttentionNodeCount) {
   expect_same_outputs(runs);
 }
 
+// DistilBERT's export: q / sqrt(Dh) before the product, and the mask expanded to the scores'
+// shape (ONNX Expand, which the frontend writes as an add of a constant of zeros).
+TEST_P(PassAttention, ScaledQueriesAndExpandedMask) {
+  const int64_t B = 2, S = 5, H = 2, Dh = 4, D = H * Dh;
+  Graph g;
+  auto x = g.input("x", {B, S, D});
+  auto mask = g.input("mask", {B, S});
+  auto heads = [&](const char* name, std::vector<int> perm) {
+    auto t = g.add(g.param(std::string(name) + ".bias", {D}), g.matmul(x, g.param(std::string(name) + ".w", {D, D})));
+    return g.transpose(g.reshape(t, {B, S, H, Dh}), perm);
+  };
+  auto q = g.div(heads("q", {0, 2, 1, 3}), g.constant({2.f}, {}));
+  auto s = g.matmul(q, heads("k", {0, 2, 3, 1}));
+  auto ext = g.mul(g.sub(g.constant({1.f}, {}), g.reshape(mask, {B, 1, 1, S})), g.constant({-10000.f}, {}));
+  auto expanded = g.add(ext, g.constant(std::vector<float>(B * H * S * S, 0.f), {B, H, S, S}));
+  auto o = g.matmul(g.softmax(g.add(s, expanded), -1), heads("v", {0, 2, 1, 3}));
+  g.output("y", g.reshape(g.transpose(o, {0, 2, 1, 3}), {B, S, D}));
+  FusionRuns runs = run_fused_and_plain(g, GetParam(), {{"mask", keep_mask_b2s5()}}, 34, true);
+  EXPECT_EQ(runs.fused.kernels.size(), 4u) << kernel_ops(runs.fused);  // q, k, v linears and attention
+  EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
+  const std::string ir = pass_report(runs.fused, "fuse_attention").ir_after;
+  EXPECT_NE(ir.find("heads=2, masked, scale=0.5)"), std::string::npos) << ir;
+  // the [B, H, S, S] zeros are no longer read: the compiled graph does not keep them
+  EXPECT_EQ(ir.find(std::to_string(B * H * S * S) + " values"), std::string::npos) << ir;
+  expect_same_outputs(runs);
+}
+
 TEST_P(PassAttention, RunTimeMasksThatDoNotMapAreLeftAlone) {
   {
     SCOPED_TRACE("(1 - m) * -100 leaves masked keys a weight");
