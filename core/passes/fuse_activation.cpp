@@ -91,9 +91,11 @@ std::optional<Op> recognise(const ir::GraphImpl& g, const std::vector<uint32_t>&
   return std::nullopt;
 }
 
-// Candidate leaves: the nodes of the root's shape met below it through allowed ops.
+// Candidate leaves: the nodes of the root's shape met below it through allowed ops; none when no
+// tanh, sigmoid or exp is met (the common case of a Mul or Div, cheap to rule out).
 std::vector<uint32_t> candidates(const ir::GraphImpl& g, uint32_t root) {
   std::vector<uint32_t> seen, stack{root}, out;
+  bool nonlinear = false;
   while (!stack.empty() && seen.size() < 2 * kMaxTree) {
     uint32_t u = stack.back();
     stack.pop_back();
@@ -101,9 +103,12 @@ std::vector<uint32_t> candidates(const ir::GraphImpl& g, uint32_t root) {
     seen.push_back(u);
     const Node& n = g.nodes[u];
     if (u != root && n.shape == g.nodes[root].shape && !is_scalar_constant(n)) out.push_back(u);
-    if (in_tree_op(n.op))
+    if (in_tree_op(n.op)) {
+      nonlinear = nonlinear || transcendental(n.op);
       for (uint32_t src : n.in) stack.push_back(src);
+    }
   }
+  if (!nonlinear) out.clear();
   return out;
 }
 
