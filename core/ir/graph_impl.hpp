@@ -27,11 +27,35 @@ enum class Op : uint8_t {
   // matrix product, [..., M, K] x [..., K, N]
   MatMul,
   // binary elementwise, numpy broadcasting
-  Add, Sub, Mul, Div, Maximum, Minimum, Pow,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Maximum,
+  Minimum,
+  Pow,
   // comparisons (binary, numpy broadcasting): 1.0f where true, 0.0f where false
-  Equal, Less, Greater, LessEqual, GreaterEqual,
+  Equal,
+  Less,
+  Greater,
+  LessEqual,
+  GreaterEqual,
   // unary elementwise
-  Relu, Gelu, GeluTanh, Silu, Sigmoid, Tanh, Exp, Log, Sqrt, Rsqrt, Neg, Abs, Erf, Sin, Cos,
+  Relu,
+  Gelu,
+  GeluTanh,
+  Silu,
+  Sigmoid,
+  Tanh,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Neg,
+  Abs,
+  Erf,
+  Sin,
+  Cos,
   LogicalNot,  // x == 0 ? 1 : 0
   // ternary elementwise: in[0] != 0 ? in[1] : in[2], numpy broadcasting of all three
   Where,
@@ -49,7 +73,14 @@ enum class Op : uint8_t {
   FusedAddNorm,      // in: a, b, gamma, [beta]; out = norm(a + b) (norm = LayerNorm or RmsNorm)
 };
 
-enum class OpClass : uint8_t { Leaf, Unary, Binary, Ternary, Other, Fused };
+enum class OpClass : uint8_t {
+  Leaf,
+  Unary,
+  Binary,
+  Ternary,
+  Other,
+  Fused
+};
 
 struct OpInfo {
   std::string_view name;
@@ -63,7 +94,9 @@ inline bool is_binary(Op op) { return op_info(op).cls == OpClass::Binary; }
 inline bool is_ternary(Op op) { return op_info(op).cls == OpClass::Ternary; }
 inline bool is_elementwise(Op op) { return is_unary(op) || is_binary(op) || is_ternary(op); }
 // Operands an elementwise op reads: 1, 2 or 3 (0 for any other op).
-inline int elementwise_operands(Op op) { return is_unary(op) ? 1 : is_binary(op) ? 2 : is_ternary(op) ? 3 : 0; }
+inline int elementwise_operands(Op op) { return is_unary(op) ? 1 : is_binary(op) ? 2
+                                                               : is_ternary(op)  ? 3
+                                                                                 : 0; }
 
 // One step of a FusedElementwise program. Registers 0 .. inputs-1 hold the node's inputs
 // (broadcast to the output shape); later registers hold temporaries. A binary op with b < 0

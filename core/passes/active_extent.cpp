@@ -38,7 +38,7 @@ bool binary_zero(Op op, bool za, bool zb) {
     case Op::Div: return za;
     case Op::Add:
     case Op::Sub:
-    case Op::Less:     // 0 < 0 is false
+    case Op::Less:  // 0 < 0 is false
     case Op::Greater: return za && zb;
     default: return false;
   }
@@ -146,7 +146,7 @@ struct Analysis {
           bool za = ins.a >= 0 ? rz[ins.a] : ins.imm == 0.f;
           bool zb = ins.b >= 0 ? rz[ins.b] : ins.imm == 0.f;
           bool zc = ins.c >= 0 ? rz[ins.c] : ins.imm == 0.f;
-          rz[ins.dst] = ir::is_ternary(ins.op) ? zb && zc  // where: zero whichever it picks
+          rz[ins.dst] = ir::is_ternary(ins.op)  ? zb && zc  // where: zero whichever it picks
                         : ir::is_binary(ins.op) ? binary_zero(ins.op, za, zb)
                                                 : (za && keeps_zero(ins.op));
         }

@@ -27,13 +27,15 @@ bool in_tree_op(Op op) {
     case Op::Tanh:
     case Op::Sigmoid:
     case Op::Exp:
+    case Op::Erf:
+    case Op::Pow:
       return true;
     default:
       return false;
   }
 }
 
-bool transcendental(Op op) { return op == Op::Tanh || op == Op::Sigmoid || op == Op::Exp; }
+bool transcendental(Op op) { return op == Op::Tanh || op == Op::Sigmoid || op == Op::Exp || op == Op::Erf; }
 
 // The nodes of the tree rooted at `root` with leaf `x` (ascending ids), or nothing when a node is
 // not an allowed op of the root's shape, a leaf is neither x nor a one-element constant, or a node

@@ -7,9 +7,9 @@
 // streaming the [M, N] tensor through five to nine loops.
 //
 // Matched: a Mul or Div root and the tree below it of elementwise ops (add, sub, mul, div, neg,
-// tanh, sigmoid, exp) whose leaves are one tensor x of the root's shape and one-element
+// pow, erf, tanh, sigmoid, exp) whose leaves are one tensor x of the root's shape and one-element
 // constants, every node of the tree (but the root) read only by the tree, at most 16 nodes, and
-// at least one of tanh, sigmoid or exp. Whatever the exporter's operand order or association,
+// at least one of erf, tanh, sigmoid or exp. Whatever the exporter's operand order or association,
 // the tree is then a function of x alone, evaluated (in double) at 12 points in [-4.1, 3.8]; it
 // becomes
 //   gelu(x)       when it equals x/2 * (1 + erf(x / sqrt 2)),

@@ -136,7 +136,14 @@ uint32_t before_expand(const ir::GraphImpl& g, uint32_t id) {
   }
 }
 
-std::optional<RuntimeMask> runtime_mask(const ir::GraphImpl& g, uint32_t m, const Shape& scores) {
+// The tree computing a mask from one graph input `src` of B * Sk values (see RuntimeMask), after
+// any Expand; nodes in evaluation order.
+struct MaskTree {
+  uint32_t src = 0;
+  std::vector<uint32_t> nodes;
+};
+
+std::optional<MaskTree> mask_tree(const ir::GraphImpl& g, uint32_t m, const Shape& scores) {
   m = before_expand(g, m);
   if (!is_key_mask_shape(g.nodes[m].shape, scores)) return std::nullopt;
   const int64_t want = scores[0] * scores.back();
@@ -159,11 +166,35 @@ std::optional<RuntimeMask> runtime_mask(const ir::GraphImpl& g, uint32_t m, cons
   }
   if (!src) return std::nullopt;
   std::sort(tree.begin(), tree.end());
-  auto f0 = eval_tree(g, tree, *src, 0.0), f1 = eval_tree(g, tree, *src, 1.0);
-  if (!f0 || !f1) return std::nullopt;
-  if (*f1 == 0.0 && *f0 <= kMaskedOut) return RuntimeMask{*src, false};
-  if (*f0 == 0.0 && *f1 <= kMaskedOut) return RuntimeMask{*src, true};
+  return MaskTree{*src, std::move(tree)};
+}
+
+// From whether mask value 0 and mask value 1 keep the key: the keep mask, if it is one.
+std::optional<RuntimeMask> keep_mask_of(uint32_t src, bool keeps0, bool keeps1) {
+  if (keeps1 && !keeps0) return RuntimeMask{src, false};
+  if (keeps0 && !keeps1) return RuntimeMask{src, true};
   return std::nullopt;
+}
+
+// scores + m: a key is kept where f is 0 and dropped where f <= -1e4 (one of the two each).
+std::optional<RuntimeMask> additive_mask(const ir::GraphImpl& g, uint32_t m, const Shape& scores) {
+  auto t = mask_tree(g, m, scores);
+  if (!t) return std::nullopt;
+  auto f0 = eval_tree(g, t->nodes, t->src, 0.0), f1 = eval_tree(g, t->nodes, t->src, 1.0);
+  if (!f0 || !f1) return std::nullopt;
+  const bool ok0 = *f0 == 0.0 || *f0 <= kMaskedOut, ok1 = *f1 == 0.0 || *f1 <= kMaskedOut;
+  if (!ok0 || !ok1) return std::nullopt;
+  return keep_mask_of(t->src, *f0 == 0.0, *f1 == 0.0);
+}
+
+// where(cond, scores, c) (scores_if_true) or where(cond, c, scores), c <= -1e4: a key is kept
+// where the scores are selected.
+std::optional<RuntimeMask> where_mask(const ir::GraphImpl& g, uint32_t cond, const Shape& scores, bool scores_if_true) {
+  auto t = mask_tree(g, cond, scores);
+  if (!t) return std::nullopt;
+  auto c0 = eval_tree(g, t->nodes, t->src, 0.0), c1 = eval_tree(g, t->nodes, t->src, 1.0);
+  if (!c0 || !c1) return std::nullopt;
+  return keep_mask_of(t->src, (*c0 != 0.0) == scores_if_true, (*c1 != 0.0) == scores_if_true);
 }
 
 class Rank4 {
@@ -226,10 +257,20 @@ bool fuse_attention(ir::GraphImpl& g) {
         if (g.nodes[m].op == Op::Constant)
           mask = mask_meaning(g.nodes[m], add.shape);
         else
-          key_mask = runtime_mask(g, m, add.shape);
+          key_mask = additive_mask(g, m, add.shape);
         if (mask || key_mask) scaled = other;
       }
       if (!mask && !key_mask) continue;
+    } else if (g.nodes[scaled].op == Op::Where) {
+      // masked_fill: where(cond, c, scores) or where(cond, scores, c) with c <= -1e4 (or -inf)
+      const Node& w = g.nodes[scaled];
+      for (int k = 1; k <= 2 && !key_mask; ++k) {
+        const uint32_t sc = w.in[k];
+        const std::optional<float> c = scalar_constant(g, w.in[3 - k]);
+        if (!c || !(*c <= kMaskedOut) || g.nodes[sc].shape != w.shape || rw.sole_consumer(sc) != scaled) continue;
+        if ((key_mask = where_mask(g, w.in[0], w.shape, k == 1))) scaled = sc;
+      }
+      if (!key_mask) continue;
     }
     auto [s, scale] = unscale(rw, scaled);
     if (s != scaled && rw.sole_consumer(s) != scaled) continue;

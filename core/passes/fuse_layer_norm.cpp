@@ -100,6 +100,8 @@ std::optional<Match> match_normalized(const Rewriter& rw, uint32_t nd) {
   uint32_t d_reads = 0;
   if (sq.op == Op::Mul && sq.in[0] == d && sq.in[1] == d)
     d_reads = 3;
+  else if (sq.op == Op::Pow && sq.in[0] == d && scalar_constant(g, sq.in[1]) == 2.f)
+    d_reads = 2;
   else
     return std::nullopt;
 

@@ -15,8 +15,8 @@
 
 namespace rungs::passes {
 
-// The value of one elementwise op (unary: args[0]; binary: args[0], args[1]) as the reference
-// kernels define it, or nothing for an op this evaluator does not know.
+// The value of one elementwise op (unary: args[0]; binary: args[0], args[1]; where: cond, a, b)
+// as the reference kernels define it, or nothing for an op this evaluator does not know.
 std::optional<double> eval_op(ir::Op op, const std::vector<double>& args);
 
 // Evaluates `tree` (node ids in a valid evaluation order, the last one the result) with `leaf`

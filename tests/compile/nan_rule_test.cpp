@@ -244,10 +244,11 @@ TEST(NanRule, PowErfSinCosPropagateNanExceptWherePowDefinesOne) {
   for (int op = 0; op < 3; ++op) {
     Graph g;
     Value v = g.input("x", {4});
-    g.output("y", op == 0 ? g.erf(v) : op == 1 ? g.sin(v) : g.cos(v));
-    const std::vector<float> want = op == 0 ? std::vector<float>{kNan, 1.f, -1.f, 0.f}
-                                  : op == 1 ? std::vector<float>{kNan, kNan, kNan, 0.f}
-                                            : std::vector<float>{kNan, kNan, kNan, 1.f};
+    g.output("y", op == 0 ? g.erf(v) : op == 1 ? g.sin(v)
+                                               : g.cos(v));
+    const std::vector<float> want = op == 0   ? std::vector<float>{kNan, 1.f, -1.f, 0.f}
+                                    : op == 1 ? std::vector<float>{kNan, kNan, kNan, 0.f}
+                                              : std::vector<float>{kNan, kNan, kNan, 1.f};
     expect_everywhere(g, {{"x", {kNan, kInf, -kInf, 0.f}}}, {want});
   }
 }

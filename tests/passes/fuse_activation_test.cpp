@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// fuse_activation: GELU (tanh form here; the erf form needs the erf op) and SiLU as PyTorch's ONNX
+// fuse_activation: GELU (erf and tanh forms) and SiLU as PyTorch's ONNX
 // exporter writes them become one activation node, which the matmul epilogue then absorbs; near
 // misses (another constant, a shared intermediate) stay primitive and compute the same values.
 #include <gtest/gtest.h>
@@ -32,6 +32,23 @@ Value gelu_tanh_hf(Graph& g, Value x) {
   auto u = g.mul(g.add(g.mul(cube, c(g, 0.044715f)), x), c(g, 0.7978845608f));
   return g.mul(g.mul(c(g, 0.5f), x), g.add(g.tanh(u), c(g, 1.f)));
 }
+// F.gelu at opsets 13/14: Div(x, 1.4142135), Erf, Add(., 1), Mul(x, .), Mul(., 0.5).
+Value gelu_torch(Graph& g, Value x) {
+  return g.mul(g.mul(x, g.add(g.erf(g.div(x, c(g, 1.4142135381698608f))), c(g, 1.f))), c(g, 0.5f));
+}
+// HF BERT's gelu: x * 0.5 * (1.0 + erf(x / sqrt(2)))
+Value gelu_hf(Graph& g, Value x) {
+  return g.mul(g.mul(x, c(g, 0.5f)), g.add(c(g, 1.f), g.erf(g.div(x, c(g, 1.4142135381698608f)))));
+}
+// x * 0.70710677 instead of the division, 0.5 first
+Value gelu_mul(Graph& g, Value x) {
+  return g.mul(c(g, 0.5f), g.mul(g.add(g.erf(g.mul(x, c(g, 0.70710677f))), c(g, 1.f)), x));
+}
+// NewGELU with torch.pow(x, 3.0)
+Value gelu_tanh_pow(Graph& g, Value x) {
+  auto u = g.mul(g.add(x, g.mul(c(g, 0.044715f), g.pow(x, c(g, 3.f)))), c(g, 0.7978845608f));
+  return g.mul(g.mul(c(g, 0.5f), x), g.add(c(g, 1.f), g.tanh(u)));
+}
 Value silu_torch(Graph& g, Value x) { return g.mul(x, g.sigmoid(x)); }
 Value silu_sigmoid_left(Graph& g, Value x) { return g.mul(g.sigmoid(x), x); }
 Value silu_exp(Graph& g, Value x) { return g.div(x, g.add(c(g, 1.f), g.exp(g.neg(x)))); }
@@ -45,7 +62,11 @@ Graph alone(const Spelling& act) {
 
 TEST_P(PassActivation, ExporterSpellingsBecomeOneNode) {
   const std::vector<std::tuple<const char*, Spelling, const char*>> cases = {
+      {"gelu, torch", gelu_torch, "gelu("},
+      {"gelu, hf", gelu_hf, "gelu("},
+      {"gelu, x * 0.7071", gelu_mul, "gelu("},
       {"gelu tanh, torch", gelu_tanh_torch, "gelu_tanh("},
+      {"gelu tanh, pow 3", gelu_tanh_pow, "gelu_tanh("},
       {"gelu tanh, hf", gelu_tanh_hf, "gelu_tanh("},
       {"silu", silu_torch, "silu("},
       {"silu, sigmoid first", silu_sigmoid_left, "silu("},
@@ -65,7 +86,8 @@ TEST_P(PassActivation, ExporterSpellingsBecomeOneNode) {
 
 TEST_P(PassActivation, LinearThenExportedActivationIsOneFusedMatmul) {
   // x [2, 5, 6] @ w [6, 12] + b, then the activation: one fused_matmul with the activation in it
-  const std::vector<std::pair<Spelling, const char*>> cases = {{gelu_tanh_torch, "epilogue=bias+gelu_tanh)"},
+  const std::vector<std::pair<Spelling, const char*>> cases = {{gelu_torch, "epilogue=bias+gelu)"},
+                                                               {gelu_tanh_torch, "epilogue=bias+gelu_tanh)"},
                                                                {silu_torch, "epilogue=bias+silu)"}};
   for (const auto& [act, epi] : cases) {
     SCOPED_TRACE(epi);
@@ -94,8 +116,13 @@ TEST_P(PassActivation, NearMissesAreNotFused) {
          auto u = g.mul(c(g, 0.7978845834732056f), g.add(x, g.mul(c(g, 0.0447f), g.mul(x, g.mul(x, x)))));
          return g.mul(c(g, 0.5f), g.mul(x, g.add(c(g, 1.f), g.tanh(u))));
        }},
-      {"sigmoid gelu approximation x * sigmoid(1.702 x)",
-       [](Graph& g, Value x) { return g.mul(x, g.sigmoid(g.mul(x, c(g, 1.702f)))); }},
+      {"erf of x / 1.5", [](Graph& g, Value x) {
+         return g.mul(g.mul(x, g.add(g.erf(g.div(x, c(g, 1.5f))), c(g, 1.f))), c(g, 0.5f));
+       }},
+      {"erf without the + 1", [](Graph& g, Value x) {
+         return g.mul(g.mul(x, g.erf(g.div(x, c(g, 1.4142135381698608f)))), c(g, 0.5f));
+       }},
+      {"sigmoid gelu approximation x * sigmoid(1.702 x)", [](Graph& g, Value x) { return g.mul(x, g.sigmoid(g.mul(x, c(g, 1.702f)))); }},
       {"x * sigmoid(x + 0.5)", [](Graph& g, Value x) { return g.mul(x, g.sigmoid(g.add(x, c(g, 0.5f)))); }},
       {"x * sigmoid(y)", [](Graph& g, Value x) { return g.mul(x, g.sigmoid(g.exp(g.input("y", g.shape(x))))); }},
   };

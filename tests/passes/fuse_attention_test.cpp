@@ -300,6 +300,11 @@ enum class MaskForm {
   OneMinusTimesFinfoMin,
   PadMaskTimesMinus10000,
   MinusHundred,
+  WhereNotEqualFinfo,        // where(not(mask == 0), scores, finfo.min), opset 17 sentence encoder
+  WhereEqualExpandedNegInf,  // where(expand(mask == 0), -inf, scores), DistilBERT's masked_fill
+  AddWhere,                  // scores + where(mask, 0, -inf)
+  WhereMinusHundred,         // where(not(mask == 0), scores, -100): masked keys keep a weight
+  WhereAlwaysScores,         // where(mask >= 0, scores, -inf): nothing is masked for 0/1 masks
   None
 };
 
@@ -325,6 +330,25 @@ Graph exported_bert_attention(MaskForm form, int64_t B = 2, int64_t S = 5, int64
       break;
     case MaskForm::PadMaskTimesMinus10000: s = g.add(g.mul(g.constant({-10000.f}, {}), m4), s); break;
     case MaskForm::MinusHundred: s = g.add(s, g.mul(one_minus, g.constant({-100.f}, {}))); break;
+    case MaskForm::WhereNotEqualFinfo:
+    case MaskForm::WhereMinusHundred: {
+      auto keep = g.reshape(g.logical_not(g.equal(mask, g.constant({0.f}, {}))), {B, 1, 1, S});
+      const float c = form == MaskForm::WhereMinusHundred ? -100.f : -3.4028234663852886e+38f;
+      s = g.where(keep, s, g.constant({c}, {}));
+      break;
+    }
+    case MaskForm::WhereEqualExpandedNegInf: {
+      auto pad = g.reshape(g.equal(mask, g.constant({0.f}, {})), {B, 1, 1, S});
+      auto expanded = g.add(pad, g.constant(std::vector<float>(B * H * S * S, 0.f), {B, H, S, S}));
+      s = g.where(expanded, g.constant({-INFINITY}, {}), s);
+      break;
+    }
+    case MaskForm::AddWhere:
+      s = g.add(s, g.where(m4, g.constant({0.f}, {}), g.constant({-INFINITY}, {})));
+      break;
+    case MaskForm::WhereAlwaysScores:
+      s = g.where(g.greater_equal(m4, g.constant({0.f}, {})), s, g.constant({-INFINITY}, {}));
+      break;
     case MaskForm::None: break;
   }
   auto o = g.matmul(g.softmax(s, -1), v);
@@ -340,6 +364,9 @@ TEST_P(PassAttention, ExportedBertAttentionWithRunTimeMask) {
   const std::pair<const char*, MaskForm> forms[] = {
       {"(1 - m) * -10000", MaskForm::OneMinusTimesMinus10000},
       {"(1 - m) * finfo.min", MaskForm::OneMinusTimesFinfoMin},
+      {"where(not(m == 0), s, finfo.min)", MaskForm::WhereNotEqualFinfo},
+      {"where(expand(m == 0), -inf, s)", MaskForm::WhereEqualExpandedNegInf},
+      {"s + where(m, 0, -inf)", MaskForm::AddWhere},
   };
   for (const auto& [name, form] : forms) {
     SCOPED_TRACE(name);
@@ -408,6 +435,13 @@ TEST_P(PassAttention, ScaledQueriesAndExpandedMask) {
 }
 
 TEST_P(PassAttention, RunTimeMasksThatDoNotMapAreLeftAlone) {
+  for (auto [name, form] : {std::pair{"where(not(m == 0), s, -100)", MaskForm::WhereMinusHundred},
+                            {"where(m >= 0, s, -inf)", MaskForm::WhereAlwaysScores}}) {
+    SCOPED_TRACE(name);
+    FusionRuns runs = run_fused_and_plain(exported_bert_attention(form), GetParam(), {{"mask", keep_mask_b2s5()}});
+    EXPECT_EQ(count_kernels(runs.fused, "attention"), 0u) << kernel_ops(runs.fused);
+    expect_same_outputs(runs);
+  }
   {
     SCOPED_TRACE("(1 - m) * -100 leaves masked keys a weight");
     FusionRuns runs =

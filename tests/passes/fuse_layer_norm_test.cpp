@@ -22,6 +22,7 @@ struct LnSpell {
   bool affine = true;
   int mean_axis = -1;  // the first mean's axis (a near miss when not the last)
   float eps = 1e-5f;
+  bool pow = false;  // Pow(d, 2) instead of Mul(d, d)
 };
 
 // The exporter's decomposition of nn.LayerNorm over the last axis of x [2, 5, 8].
@@ -29,7 +30,8 @@ Graph decomposed_ln(const LnSpell& s) {
   Graph g;
   auto x = g.input("x", {2, 5, 8});
   auto d = g.sub(x, g.mean(x, {s.mean_axis}, true));
-  auto v = g.add(g.mean(g.mul(d, d), {-1}, true), g.constant({s.eps}, {}));
+  auto sq = s.pow ? g.pow(d, g.constant({2.f}, {})) : g.mul(d, d);
+  auto v = g.add(g.mean(sq, {-1}, true), g.constant({s.eps}, {}));
   Value n;
   if (s.rsqrt)
     n = g.mul(d, g.rsqrt(v));
@@ -56,6 +58,7 @@ TEST_P(PassLayerNorm, ExporterSpellingsBecomeOneLayerNorm) {
       {"[1, 1, D] gamma and beta", {false, false, false, false, true}},
       {"no affine", {false, false, false, false, false, false}},
       {"bert eps", {false, false, false, false, false, true, -1, 1e-12f}},
+      {"Pow(d, 2)", {false, false, false, false, false, true, -1, 1e-12f, true}},
   };
   for (const auto& [name, spell] : cases) {
     SCOPED_TRACE(name);
@@ -170,6 +173,18 @@ TEST_P(PassLayerNorm, NearMissesAreNotFused) {
     auto d = g.sub(x, g.mean(x, {1}, true));
     g.output("y", g.div(d, g.sqrt(g.mean(g.mul(d, x), {1}, true))));
     FusionRuns runs = run_fused_and_plain(g, GetParam(), {{"x", {1, 2, 3, 4, 5, 6, 2, 2, 3, 4, 5, 6, 3, 3, 3, 4, 5, 9, 1, 1, 1, 1, 1, 7}}});
+    EXPECT_EQ(count_kernels(runs.fused, "layer_norm") + count_kernels(runs.fused, "rms_norm"), 0u)
+        << kernel_ops(runs.fused);
+    expect_same_outputs(runs);
+  }
+  {
+    SCOPED_TRACE("Pow(d, 3)");
+    Graph g;
+    auto x = g.input("x", {4, 6});
+    auto d = g.sub(x, g.mean(x, {1}, true));
+    auto v = g.add(g.mean(g.pow(d, g.constant({3.f}, {})), {1}, true), g.constant({100.f}, {}));
+    g.output("y", g.div(d, g.sqrt(v)));
+    FusionRuns runs = run_fused_and_plain(g, GetParam());
     EXPECT_EQ(count_kernels(runs.fused, "layer_norm") + count_kernels(runs.fused, "rms_norm"), 0u)
         << kernel_ops(runs.fused);
     expect_same_outputs(runs);
