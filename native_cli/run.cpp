@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "limits.hpp"
+#include "npy.hpp"
 #include "rungs/error.hpp"
 #include "rungs/session.hpp"
 #include "workload.hpp"
@@ -50,23 +51,6 @@ std::vector<float> read_ids(const std::string& path, uint64_t rows) {
     throw Error(ErrorCode::ParseError, "ids '" + path + "': " + std::to_string(ids.size()) +
                                            " ids for --rows " + std::to_string(rows) + "; give exactly one id per row");
   return ids;
-}
-
-void write_npy(const std::string& path, const Shape& shape, const std::vector<float>& data) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
-  for (size_t i = 0; i < shape.size(); ++i) dict += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
-  dict += "), }";
-  size_t total = 10 + dict.size() + 1;
-  dict += std::string((64 - total % 64) % 64, ' ') + "\n";
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorCode::InvalidArgument, "run: cannot write '" + path + "'");
-  const char magic[] = "\x93NUMPY\x01\x00";
-  f.write(magic, 8);
-  uint16_t len = static_cast<uint16_t>(dict.size());
-  f.put(static_cast<char>(len & 0xff));
-  f.put(static_cast<char>(len >> 8));
-  f.write(dict.data(), static_cast<std::streamsize>(dict.size()));
-  f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
 }
 
 // The folder --format npy writes into: made if missing; an existing file there is refused by name.
