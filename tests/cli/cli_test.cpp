@@ -639,4 +639,64 @@ TEST(CliRunNpy, ErrorsNameTheInputAndWhatWasExpected) {
   }
 }
 
+// --- inspect --check-padding ---------------------------------------------------------------
+
+TEST(CliCheckPadding, MaskedModelsArePaddingSafeWithEveryLengthReported) {
+  for (const std::string m : {"encoder.json", "classifier.json", "mlp.json"}) {
+    Result r = cli("inspect " + kModels + m + " --check-padding --format json");
+    ASSERT_EQ(r.code, 0) << m << r.out;
+    auto j = json_of(r);
+    EXPECT_TRUE(j["padding_safe"].get<bool>()) << m;
+    EXPECT_EQ(j["ladder"], "pow2:8:64");
+    ASSERT_EQ(j["lengths"].size(), 5u);
+    const int extents[] = {8, 8, 8, 32, 64};  // lengths 1, 3, 7, 17, 40
+    for (size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(j["lengths"][i]["extent"], extents[i]) << m;
+      EXPECT_LE(j["lengths"][i]["padded_max_rel"].get<double>(), 1e-4) << m;
+      EXPECT_LE(j["lengths"][i]["active_max_rel"].get<double>(), 1e-4) << m << ": active extent ran";
+    }
+  }
+  Result text = cli("inspect " + kModels + "encoder.json --check-padding --lengths 5,20 --ladder list:8,32");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("padding check along 'seq' with --ladder list:8,32"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("padding-safe: padded and active runs match the exact runs on the real positions"), std::string::npos)
+      << text.out;
+}
+
+TEST(CliCheckPadding, AModelWithoutAMaskIsReportedNotPaddingSafe) {
+  // The bundled encoder's blocks without their masks: padded keys are attended and pooled.
+  std::ifstream f(kModels + "encoder.json");
+  nlohmann::json m = nlohmann::json::parse(f);
+  m["name"] = "encoder_without_mask";
+  m["inputs"] = nlohmann::json::array({m["inputs"][0]});
+  for (auto& b : m["blocks"]) b.erase("mask");
+  m["weights"] = kModels + "encoder.safetensors";
+  const std::string path = ::testing::TempDir() + "rungs_cli_no_mask_" + std::to_string(getpid()) + ".json";
+  std::ofstream(path) << m.dump();
+  Result r = cli("inspect " + path + " --check-padding");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("NOT padding-safe: padded positions reach the real ones (largest relative difference"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Give its attention and pooling a mask of the real tokens, or run it with exact buckets"), std::string::npos);
+  EXPECT_NE(r.out.find("active extent not used:"), std::string::npos) << r.out;
+  Result j = cli("inspect " + path + " --check-padding --format json");
+  EXPECT_EQ(j.code, 1);
+  EXPECT_FALSE(json_of(j)["padding_safe"].get<bool>());
+  EXPECT_GT(json_of(j)["largest_relative_difference"].get<double>(), 1e-2);
+  std::remove(path.c_str());
+}
+
+TEST(CliCheckPadding, BadLengthsAndLadders) {
+  Result lengths = cli("inspect " + kModels + "mlp.json --check-padding --lengths 3,x");
+  EXPECT_EQ(lengths.code, 2);
+  EXPECT_NE(lengths.out.find("--lengths: expected whole numbers >= 1 separated by commas, got '3,x'"), std::string::npos) << lengths.out;
+  Result outside = cli("inspect " + kModels + "mlp.json --check-padding --lengths 3,100 --ladder pow2:8:64");
+  EXPECT_EQ(outside.code, 2);
+  EXPECT_NE(outside.out.find("no bucket of --ladder pow2:8:64 (1..9, 9..17, 17..33, 33..65) holds length 100"), std::string::npos)
+      << outside.out;
+  Result no_extent = cli("inspect " + kModels + "mlp.json");
+  EXPECT_EQ(no_extent.code, 2);
+  EXPECT_NE(no_extent.out.find("inspect: give --extent E (or --check-padding)"), std::string::npos) << no_extent.out;
+}
+
 }  // namespace
