@@ -60,6 +60,60 @@ for (const name of MODELS) {
   });
 }
 
+// rungs on the same files (the Node add-on of bench/native, a native build with the ONNX frontend):
+// every batch-1 case through a BucketedCompileCache with the power-of-two ladder 8..256, padded
+// and with active extent, against ORT and torch; the batch-2 case loaded with fix batch=2 and
+// compiled at its length.
+const addonPath = process.env.RUNGS_NODE_ADDON;
+const rungs = addonPath ? createRequire(import.meta.url)(addonPath) : null;
+const pow2 = [[1, 9], [9, 17], [17, 33], [33, 65], [65, 129], [129, 257]];
+for (const name of MODELS) {
+  test(`${name}: rungs, bucketed (pow2 8..256, padded and active extent), agrees with ORT and torch`,
+    { skip: !rungs && 'RUNGS_NODE_ADDON is not set (a build without the Node add-on or the ONNX frontend)' }, async () => {
+      const g = golden(name);
+      const path = join(here, g.model);
+      const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'], intraOpNumThreads: 1 });
+      const model = rungs.loadModel(path, {});
+      const info = rungs.modelInfo(model);
+      assert.equal(info.bucketDim, 'seq');
+      assert.deepEqual(info.inputs.map((i) => i.name), g.inputs.map((i) => i.name));
+      assert.deepEqual(info.outputs.map((o) => o.name), g.outputs);
+      const inners = info.inputs.map((i) => i.rowValues), outInners = info.outputs.map((o) => o.rowValues);
+      assert.ok(inners.every((v) => v === 1), `every input is one value per token: ${inners}`);
+      let checked = 0;
+      try {
+        for (const active of [false, true]) {
+          const cache = rungs.cache(model, pow2, active, 1);
+          for (const c of g.cases.filter((x) => x.batch === 1)) {
+            const feeds = Object.fromEntries(Object.entries(c.inputs).map(([n, t]) => [n, int64(t)]));
+            const theirs = await session.run(feeds);
+            const names = g.inputs.map((i) => i.name);
+            const mine = rungs.cacheRun(cache, model, c.length, names, names.map((n) => Float32Array.from(c.inputs[n].data)), inners, outInners);
+            assert.ok(mine, `${label(name, c)}: no bucket`);
+            g.outputs.forEach((out, i) => {
+              const what = `${label(name, c)} (${active ? 'active extent' : 'padded'}): ${out}`;
+              agree(`${what}, rungs vs ORT`, mine[i], theirs[out].data);
+              agree(`${what}, rungs vs torch`, mine[i], c.outputs[out].data);
+              ++checked;
+            });
+          }
+          const stats = JSON.parse(rungs.cacheStats(cache)).totals;
+          if (active) assert.ok(stats.active_runs > 0, `${name}: active extent ran (${JSON.stringify(stats)})`);
+        }
+        // Batch 2: a fixed batch dim, compiled at the case's length.
+        const c = g.cases.find((x) => x.batch === 2);
+        const model2 = rungs.loadModel(path, { fix: { batch: 2 } });
+        const compiled = rungs.compile(model2, c.length, 1);
+        const names = g.inputs.map((i) => i.name);
+        const mine = rungs.run(compiled, names, names.map((n) => Float32Array.from(c.inputs[n].data)));
+        g.outputs.forEach((out, i) => agree(`${label(name, c)}: ${out}, rungs vs torch`, mine[i], c.outputs[out].data));
+      } finally {
+        await session.release();
+      }
+      assert.equal(checked, 2 * g.outputs.length * g.cases.filter((x) => x.batch === 1).length);
+    });
+}
+
 // The check must be able to fail: a perturbed value past the tolerance is caught.
 test('agree() fails past 1e-4 relative and passes within it', () => {
   const b = Float32Array.from([1, -2, 300]);
