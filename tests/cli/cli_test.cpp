@@ -699,4 +699,28 @@ TEST(CliCheckPadding, BadLengthsAndLadders) {
   EXPECT_NE(no_extent.out.find("inspect: give --extent E (or --check-padding)"), std::string::npos) << no_extent.out;
 }
 
+TEST(CliPlan, ModelCompilesTheBucketsEachLadderUses) {
+  Result r = cli("plan --synthetic lognormal:24:200:256:3 --buckets 3 --model " + kModels + "encoder.json --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = json_of(r);
+  EXPECT_EQ(j["model"]["bucket_dim"], "seq");
+  const uint64_t encoder_param_bytes = rungs::load_model(kModels + "encoder.json").param_count() * sizeof(float);
+  for (const auto& l : j["ladders"]) {
+    const auto& c = l["model_cost"];
+    EXPECT_GE(c["compiles"].get<size_t>(), 1u) << l["name"];
+    EXPECT_LE(c["compiles"].get<size_t>(), l["buckets"].size()) << l["name"];
+    EXPECT_GT(c["arena_bytes"].get<uint64_t>(), 0u);
+    // Every compiled bucket holds the encoder's params, packed as f32.
+    EXPECT_EQ(c["param_bytes"].get<uint64_t>() % c["compiles"].get<uint64_t>(), 0u);
+    EXPECT_EQ(c["param_bytes"].get<uint64_t>() / c["compiles"].get<uint64_t>(), encoder_param_bytes);
+  }
+  Result text = cli("plan --synthetic lognormal:24:200:256:3 --buckets 3 --model " + kModels + "mlp.json");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("model mlp along 'rows': the buckets the trace uses, each compiled at its extent"), std::string::npos);
+  EXPECT_NE(text.out.find("arena bytes"), std::string::npos);
+  Result bad = cli("plan --synthetic lognormal:24:200 --buckets 3 --model " + kModels + "mlp.json --fix rows=3");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("--bucket-dim and --fix apply to .onnx models"), std::string::npos) << bad.out;
+}
+
 }  // namespace
