@@ -298,10 +298,6 @@ class Builder {
                                       " (opset " + std::to_string(g_.opset) +
                                       ") is not supported; the supported ops are: " + join(supported_ops()));
   }
-  [[noreturn]] void needs_op(const std::string& op) const {
-    error(ErrorCode::Unsupported, "needs the Graph op '" + op + "', which this build of rungs does not have yet "
-                                  "(it is computed at run time here, so it cannot be folded)");
-  }
 
   void dispatch(const std::string& op) {
     using F2 = std::function<double(double, double)>;
@@ -415,12 +411,12 @@ class Builder {
       else if (p == 0.5) y = graph_->sqrt(v);
       else if (p == -0.5) y = graph_->rsqrt(v);
       else if (p == -1) y = graph_->div(graph_->constant({1.f}, {}), v);
-      else needs_op("pow");
+      else y = graph_->pow(v, graph_->constant({static_cast<float>(p)}, {}));
       // a [1]-shaped exponent broadcasts the result to at least rank 1
       if (e.shape.size() > x.shape.size()) y = graph_->reshape(y, broadcast_shape(x.shape, e.shape));
       return set(0, make_rt(y, Kind::Float));
     }
-    needs_op("pow");
+    set(0, make_rt(graph_->pow(mat(x), mat(e)), Kind::Float));
   }
 
   void comparison(const std::string& op, const std::function<double(double, double)>& f) {
@@ -429,8 +425,14 @@ class Builder {
     const Val& b = in(1);
     if (op == "And") return set(0, make_rt(graph_->mul(mat(a), mat(b)), Kind::Bool));
     if (op == "Or") return set(0, make_rt(graph_->maximum(mat(a), mat(b)), Kind::Bool));
-    needs_op(op == "Equal" ? "equal" : op == "Less" ? "less" : op == "Greater" ? "greater"
-                          : op == "LessOrEqual" ? "less_equal" : "greater_equal");
+    const Value x = mat(a), y = mat(b);
+    Value z{};
+    if (op == "Equal") z = graph_->equal(x, y);
+    else if (op == "Less") z = graph_->less(x, y);
+    else if (op == "Greater") z = graph_->greater(x, y);
+    else if (op == "LessOrEqual") z = graph_->less_equal(x, y);
+    else z = graph_->greater_equal(x, y);
+    set(0, make_rt(z, Kind::Bool));
   }
 
   void not_op() {
@@ -440,7 +442,7 @@ class Builder {
       t.kind = Kind::Bool;
       return set(0, make_const(std::move(t)));
     }
-    needs_op("logical_not");
+    set(0, make_rt(graph_->logical_not(mat(in(0))), Kind::Bool));
   }
 
   void where_op() {
@@ -454,7 +456,10 @@ class Builder {
       for (size_t k = 0; k < t.v.size(); ++k) t.v[k] = c.v[ic[k]] != 0 ? a.v[ia[k]] : b.v[ib[k]];
       return set(0, make_const(std::move(t)));
     }
-    needs_op("where");
+    const Val& a = in(1);
+    const Val& b = in(2);
+    const Kind kind = a.kind == Kind::Float || b.kind == Kind::Float ? Kind::Float : a.kind;
+    set(0, make_rt(graph_->where(mat(in(0)), mat(a), mat(b)), kind));
   }
 
   void unary_op(const std::string& op) {
@@ -479,7 +484,7 @@ class Builder {
     else if (op == "Sigmoid") y = graph_->sigmoid(v);
     else if (op == "Relu") y = graph_->relu(v);
     else if (op == "Abs") y = graph_->abs(v);
-    else needs_op("erf");
+    else y = graph_->erf(v);
     set(0, make_rt(y, op == "Neg" || op == "Abs" || op == "Relu" ? x.kind : Kind::Float));
   }
 
@@ -589,12 +594,15 @@ class Builder {
       v.kind = kind;
       return set(0, v);
     }
-    // Runtime values are f32: to float is exact, int/bool to int/bool keeps the values.
-    if (kind != Kind::Float && v.kind == Kind::Float) {
+    // Runtime values are f32: to float is exact, int/bool to int keeps the values, to bool is
+    // x != 0. Float to int would need rounding toward zero, which rungs has no op for.
+    if (kind == Kind::Int && v.kind == Kind::Float) {
       error(ErrorCode::Unsupported, "Cast of a float computed at run time to " + data_type_name(to) +
-                                        " is not supported (rungs computes in f32)");
+                                        " is not supported (rungs computes in f32 and has no truncation op)");
     }
-    if (kind == Kind::Bool && v.kind == Kind::Int) needs_op("logical_not");  // x != 0
+    if (kind == Kind::Bool && v.kind != Kind::Bool) {
+      v = make_rt(graph_->logical_not(graph_->logical_not(mat(v))), Kind::Bool, v.origin);
+    }
     v.kind = kind;
     set(0, v);
   }
