@@ -40,6 +40,7 @@ namespace {
 
 struct BenchOptions {
   std::string model;
+  LoadFlags load;
   std::string ladder;
   std::string trace;
   std::string synthetic;
@@ -302,7 +303,7 @@ int run_bench(const BenchOptions& o) {
   check_input_file("model", o.model);
   std::vector<uint64_t> trace = o.trace.empty() ? synthetic_trace(o.synthetic) : read_trace(o.trace);
   for (auto& sc : schemes) sc.buckets = ladder_for(sc.spec, trace);
-  Model model = load_model(o.model);
+  Model model = load_cli_model(o.model, o.load);
   const uint64_t max_key = *std::max_element(trace.begin(), trace.end());
   // Inputs are padded to the extent of a request's bucket: the largest extent that serves some
   // request is checked before anything is built. A length no bucket holds (10^9 in a trace) is
@@ -394,7 +395,8 @@ int run_bench(const BenchOptions& o) {
 Command add_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Run a trace of request lengths through a model's bucketed cache");
-  cmd->add_option("model", o->model, "Model description (.json with its .safetensors beside it)")->required();
+  cmd->add_option("model", o->model, "Model file (.json with its .safetensors beside it, or .onnx)")->required();
+  add_load_options(cmd, o->load);
   cmd->add_option("--ladder", o->ladder,
                   "Bucket scheme: pow2:MIN:MAX, geo:MIN:MAX:RATIO, lin:MIN:MAX:STEP, list:E1,E2,..., optimal:K, "
                   "exact, one:MAX; +head adds {1,2,4}, +active runs it with active extent");

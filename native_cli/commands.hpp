@@ -16,7 +16,8 @@ using Command = std::function<int()>;
 // `rungs info [--format text|json]`: version, the ISAs this CPU and OS support, the ISA the Cpu
 // kernels dispatched to, hardware threads.
 Command add_info(CLI::App& app);
-// `rungs run MODEL --rows N [--ids FILE|--input FILE] [--format text|json|npy]`
+// `rungs run MODEL [--rows N] [--ids FILE|--input FILE.json|--input NAME=FILE.npy...] [--ladder SPEC]
+//  [--bucket-dim NAME] [--fix NAME=VALUE]... [--format text|json|npy] [-o DIR]`
 Command add_run(CLI::App& app);
 // `rungs bench MODEL --ladder SPEC (--trace FILE|--synthetic ...) [--compare ...] [--active-extent]`
 Command add_bench(CLI::App& app);

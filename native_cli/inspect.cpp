@@ -2,14 +2,18 @@
 // `rungs inspect`: what the compiler made of a model at one extent.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.hpp"
 #include "limits.hpp"
 #include "output.hpp"
+#include "rungs/cache.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"
 #include "workload.hpp"
@@ -28,7 +32,145 @@ struct InspectOptions {
   bool profile = false;
   int repetitions = 20;
   int threads = 0;
+  bool check_padding = false;
+  std::string lengths = "1,3,7,17,40";
+  std::string ladder = "pow2:8:64";
+  LoadFlags load;
 };
+
+// --check-padding: each length run exactly (compiled at it), then through a BucketedCompileCache
+// padded to its bucket and with active extent; the largest difference on the real positions.
+struct PaddingCase {
+  uint64_t length = 0, extent = 0;
+  double padded_abs = 0, padded_rel = 0;
+  std::optional<double> active_abs, active_rel;
+  std::string worst_output;
+  std::vector<std::string> whole_outputs;  // outputs returned unsliced (compared whole)
+};
+
+std::vector<uint64_t> parse_lengths(const std::string& text) {
+  std::vector<uint64_t> out;
+  std::string cur;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ',') {
+      cur += text[i];
+      continue;
+    }
+    const bool digits = !cur.empty() && cur.size() <= 9 && cur.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoull(cur) < 1)
+      throw UsageError{"--lengths: expected whole numbers >= 1 separated by commas, got '" + printable(text) + "'"};
+    out.push_back(std::stoull(cur));
+    cur.clear();
+  }
+  return out;
+}
+
+// Max |a - b| and max |a - b| / max(1, |b|) over the values.
+std::pair<double, double> differences(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return {INFINITY, INFINITY};
+  double abs_max = 0, rel_max = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(double(a[i]) - double(b[i]));
+    abs_max = std::max(abs_max, d);
+    rel_max = std::max(rel_max, d / std::max(1.0, std::fabs(double(b[i]))));
+  }
+  return {abs_max, rel_max};
+}
+
+int run_check_padding(const InspectOptions& o, const Model& model) {
+  constexpr double kTolerance = 1e-4;  // relative, as the ONNX Runtime agreement tests
+  const std::vector<uint64_t> lengths = parse_lengths(o.lengths);
+  const LadderSpec spec = parse_ladder_spec(o.ladder);
+  const std::vector<Range> buckets = ladder_for(spec, lengths);
+  const Device device = o.device == "reference" ? Device::Reference : Device::Cpu;
+  CompileOptions opt;
+  opt.threads = o.threads;
+  const std::vector<std::string> outputs = model.output_names();
+  const std::vector<size_t> inners = model.output_inners();
+  auto build = [&](uint64_t upper) { return model.build(upper); };
+  BucketedCompileCache padded(device, buckets), active(device, buckets);
+  active.set_active_extent(true);
+  std::string active_reason;
+  std::vector<PaddingCase> cases;
+  for (const uint64_t len : lengths) {
+    if (!padded.bucket_for(len))
+      throw UsageError{"--check-padding: no bucket of --ladder " + o.ladder + " (" + ladder_to_string(buckets) + ") holds length " +
+                       std::to_string(len)};
+    const ModelIo io = model_io(model, len);
+    const auto data = synthetic_inputs(io, len, len);  // ids below the vocabulary, masks of ones on the real rows
+    auto [module, params] = model.build(len);
+    CompiledGraph exact = Session(device).compile_hir(module, opt);
+    for (const auto& [n, v] : params) exact.set_param(n, v);
+    std::vector<NamedInput> named;
+    for (size_t k = 0; k < io.inputs.size(); ++k) named.push_back({io.inputs[k].name, data[k]});
+    const auto want = exact.run(named);
+    const auto in = model.cache_inputs(data);
+    padded.ensure_hir_with_params(len, build, opt);
+    active.ensure_hir_with_params(len, build, opt);
+    const auto p = padded.run_padded_mixed(len, len, build, in, inners);
+    const auto a = active.run_padded_mixed(len, len, build, in, inners);
+    PaddingCase c;
+    c.length = len;
+    c.extent = p->upper;
+    const bool ran_active = active.stats().buckets[*active.bucket_for(len)].active_runs > 0;
+    if (ran_active) c.active_abs = c.active_rel = 0.0;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!inners[i] && model.output_layouts(len)[i].follows_bucket) {
+        c.whole_outputs.push_back(outputs[i]);  // follows the bucket dim on an inner axis: not comparable by rows
+        continue;
+      }
+      const auto [pa, pr] = differences(p->outputs[i], want[i]);
+      if (pr > c.padded_rel || c.worst_output.empty()) c.worst_output = outputs[i];
+      c.padded_abs = std::max(c.padded_abs, pa);
+      c.padded_rel = std::max(c.padded_rel, pr);
+      if (ran_active) {
+        const auto [aa, ar] = differences(a->outputs[i], want[i]);
+        c.active_abs = std::max(*c.active_abs, aa);
+        c.active_rel = std::max(*c.active_rel, ar);
+      }
+    }
+    if (!ran_active) active_reason = active.stats().buckets[*active.bucket_for(len)].active_reason;
+    cases.push_back(c);
+  }
+  double worst = 0;
+  const PaddingCase* worst_case = &cases.front();
+  for (const auto& c : cases) {
+    const double w = std::max(c.padded_rel, c.active_rel.value_or(0));
+    if (w > worst) worst = w, worst_case = &c;
+  }
+  const bool safe = worst <= kTolerance;
+  const std::string verdict =
+      safe ? "padding-safe: padded and active runs match the exact runs on the real positions (largest relative difference " +
+                 sci(worst) + " <= " + sci(kTolerance) + ")"
+           : "NOT padding-safe: padded positions reach the real ones (largest relative difference " + sci(worst) + " at length " +
+                 std::to_string(worst_case->length) + ", output '" + worst_case->worst_output +
+                 "'): a bucketed run of this model differs from an exact run. Give its attention and pooling a mask of the real "
+                 "tokens, or run it with exact buckets (--ladder exact)";
+  if (o.format == "json") {
+    nlohmann::json j = {{"model", model.name()}, {"bucket_dim", model.bucket_dim()}, {"ladder", o.ladder}, {"tolerance", kTolerance}, {"padding_safe", safe}, {"largest_relative_difference", worst}};
+    j["lengths"] = nlohmann::json::array();
+    for (const auto& c : cases) {
+      nlohmann::json r = {{"length", c.length}, {"extent", c.extent}, {"padded_max_abs", c.padded_abs}, {"padded_max_rel", c.padded_rel}, {"active_max_abs", nullptr}, {"active_max_rel", nullptr}, {"outputs_compared_whole", c.whole_outputs}};
+      if (c.active_abs) r["active_max_abs"] = *c.active_abs, r["active_max_rel"] = *c.active_rel;
+      j["lengths"].push_back(r);
+    }
+    j["active_reason"] = active_reason.empty() ? nlohmann::json() : nlohmann::json(active_reason);
+    j["verdict"] = verdict;
+    std::cout << j.dump(2) << '\n';
+    return safe ? 0 : 1;
+  }
+  std::cout << "model " << model.name() << ": padding check along '" << model.bucket_dim() << "' with --ladder " << o.ladder
+            << " (" << ladder_to_string(buckets) << ")\n"
+            << "each length run exactly, then padded to its bucket and with active extent; differences on the real positions\n";
+  Table t({"length", "bucket", "padded max abs", "padded max rel", "active max abs", "active max rel"});
+  for (const auto& c : cases)
+    t.add({std::to_string(c.length), std::to_string(c.extent), sci(c.padded_abs), sci(c.padded_rel),
+           c.active_abs ? sci(*c.active_abs) : "-", c.active_rel ? sci(*c.active_rel) : "-"});
+  t.print(std::cout);
+  if (!active_reason.empty()) std::cout << "active extent not used: " << active_reason << '\n';
+  std::cout << verdict << '\n';
+  return safe ? 0 : 1;
+}
 
 // --profile: every kernel timed over `repetitions` runs of synthetic inputs (as `rungs run`
 // makes them): time, share of the run, and GFLOP/s (products, attention) or GB/s (the rest).
@@ -63,8 +205,15 @@ void print_profile(const nlohmann::json& j, int repetitions) {
 }
 
 int run_inspect(const InspectOptions& o) {
-  check_input_file("model", o.model);
-  Model model = load_model(o.model);
+  Model model = load_cli_model(o.model, o.load);
+  if (o.check_padding) {
+    if (model.bucket_dim().empty()) {
+      std::cout << "model " << model.name() << " has no bucket dim: nothing is padded, padding-safe by construction\n";
+      return 0;
+    }
+    return run_check_padding(o, model);
+  }
+  if (!o.extent) throw UsageError{"inspect: give --extent E (or --check-padding)"};
   auto [module, params] = model.build(o.extent);
   CompileOptions opt;
   opt.dump_passes = o.dump_passes;
@@ -113,8 +262,14 @@ int run_inspect(const InspectOptions& o) {
 Command add_inspect(CLI::App& app) {
   auto o = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand("inspect", "Passes, fused kernels, arena and param bytes of a model at one extent");
-  cmd->add_option("model", o->model, "Model description (.json)")->required();
-  cmd->add_option("--extent", o->extent, "Size of the bucket dim to compile at")->required()->check(whole_number(1));
+  cmd->add_option("model", o->model, "Model file (.json or .onnx)")->required();
+  cmd->add_option("--extent", o->extent, "Size of the bucket dim to compile at")->check(whole_number(1));
+  cmd->add_flag("--check-padding", o->check_padding,
+                "Run --lengths exactly, padded to their bucket and with active extent: the largest difference on the real "
+                "positions (exit 1 when not padding-safe)");
+  cmd->add_option("--lengths", o->lengths, "--check-padding: the lengths to run")->capture_default_str();
+  cmd->add_option("--ladder", o->ladder, "--check-padding: the ladder the lengths are padded by")->capture_default_str();
+  add_load_options(cmd, o->load);
   cmd->add_flag("--dump-passes", o->dump_passes, "Print the IR after each pass that changed it");
   cmd->add_flag("--no-fusion", o->no_fusion, "One kernel per primitive op");
   cmd->add_option("--policy", o->policy, "Weight storage")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();

@@ -16,6 +16,13 @@ inline std::string fixed(double v, int digits = 2) {
   return buf;
 }
 
+// Scientific with 2 digits ("1.5e-07"), for differences.
+inline std::string sci(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1e", v);
+  return buf;
+}
+
 // Columns right-aligned except the first; a rule under the header.
 class Table {
  public:

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workload.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -239,6 +241,31 @@ std::vector<uint64_t> synthetic_trace(const std::string& spec) {
     seed = static_cast<uint64_t>(v);
   }
   return ladder::lognormal_trace(median, count, max, seed);
+}
+
+void add_load_options(CLI::App* cmd, LoadFlags& flags) {
+  cmd->add_option("--bucket-dim", flags.bucket_dim,
+                  "ONNX: the symbolic dim the cache buckets (default: the only one left after --fix)");
+  cmd->add_option("--fix", flags.fix, "ONNX: bind a symbolic dim, NAME=VALUE (repeatable; a batch-like dim defaults to 1)")
+      ->take_all()
+      ->allow_extra_args(false);
+}
+
+Model load_cli_model(const std::string& path, const LoadFlags& flags) {
+  check_input_file("model", path);
+  std::vector<std::pair<std::string, int64_t>> fix;
+  for (const std::string& f : flags.fix) {
+    const size_t eq = f.find('=');
+    const std::string name = f.substr(0, eq), value = eq == std::string::npos ? "" : f.substr(eq + 1);
+    const bool digits = !value.empty() && value.size() <= 10 && value.find_first_not_of("0123456789") == std::string::npos;
+    if (eq == std::string::npos || name.empty() || !digits || std::stoll(value) < 1 || std::stoll(value) > INT32_MAX)
+      throw UsageError{"--fix: expected NAME=VALUE with a whole VALUE in [1, 2147483647], got '" + printable(f) + "'"};
+    fix.emplace_back(name, std::stoll(value));
+  }
+  const bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  if (!onnx && (!flags.bucket_dim.empty() || !fix.empty()))
+    throw UsageError{"--bucket-dim and --fix apply to .onnx models; '" + path + "' is a rungs model file (its bucket dim is in the file)"};
+  return load_model(path);
 }
 
 ModelIo model_io(const Model& model, uint64_t extent) {

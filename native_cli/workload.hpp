@@ -13,6 +13,10 @@
 #include "rungs/ladder.hpp"
 #include "rungs/model.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace rungs::cli {
 
 // Thrown for a bad command-line value: main prints the command's usage and exits 2.
@@ -48,6 +52,17 @@ std::vector<std::string> split_specs(const std::vector<std::string>& values);
 std::vector<uint64_t> read_trace(const std::string& path);
 // --synthetic lognormal:MEDIAN:COUNT[:MAX[:SEED]] (COUNT at most kMaxRequests, SEED >= 0)
 std::vector<uint64_t> synthetic_trace(const std::string& spec);
+
+// --bucket-dim NAME and --fix NAME=VALUE (repeatable): how an ONNX model's symbolic dims are
+// bound (rungs::LoadOptions). run, bench and inspect take them.
+struct LoadFlags {
+  std::string bucket_dim;
+  std::vector<std::string> fix;
+};
+void add_load_options(CLI::App* cmd, LoadFlags& flags);
+// Loads a model file (.json with its weights, or .onnx) with those options. A bad --fix value
+// (not NAME=VALUE with a whole VALUE >= 1) is a UsageError; a bad file an Error naming it.
+Model load_cli_model(const std::string& path, const LoadFlags& flags);
 
 // Inputs and outputs of a model at one extent, with how each maps to rows of the bucket dim, as
 // the model reports it (Model::input_layouts / output_layouts).

@@ -5,7 +5,9 @@
 // are thrown as JS Errors with rungs' message.
 //
 //   version() -> string                    isa() -> string (the dispatched ISA)
-//   loadModel(jsonPath) -> model
+//   loadModel(path, {bucketDim, fix: {NAME: VALUE}}?) -> model   (.json or .onnx)
+//   modelInfo(model) -> {bucketDim, inputs: [{name, rowValues, role}], outputs: [{name, rowValues}]}
+//       (rowValues: values per row of the bucket dim, 0 for a tensor that does not follow it)
 //   compile(model, extent, threads) -> compiled          (the model built at `extent`, params set)
 //   compileMatmul(n, B: Float32Array, threads) -> compiled  (C = A @ B, B a param)
 //   run(compiled, names[], arrays[]) -> Float32Array[]
@@ -143,6 +145,48 @@ napi_value load_model(napi_env env, napi_callback_info info) {
   return wrap(env, std::make_unique<rungs::Model>(rungs::load_model(str(env, a[0]))));
 }
 
+napi_value js_string(napi_env env, const std::string& s) {
+  napi_value v;
+  NAPI_OK(napi_create_string_utf8(env, s.c_str(), s.size(), &v));
+  return v;
+}
+
+napi_value js_number(napi_env env, double x) {
+  napi_value v;
+  NAPI_OK(napi_create_double(env, x, &v));
+  return v;
+}
+
+napi_value layouts_to_js(napi_env env, const std::vector<rungs::BucketLayout>& layouts, const rungs::Model* roles) {
+  napi_value list;
+  NAPI_OK(napi_create_array_with_length(env, layouts.size(), &list));
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    napi_value o;
+    NAPI_OK(napi_create_object(env, &o));
+    NAPI_OK(napi_set_named_property(env, o, "name", js_string(env, layouts[i].name)));
+    NAPI_OK(napi_set_named_property(env, o, "rowValues", js_number(env, static_cast<double>(layouts[i].row_values.value_or(0)))));
+    if (roles) {
+      const rungs::InputRole r = roles->input_role(i);
+      NAPI_OK(napi_set_named_property(
+          env, o, "role", js_string(env, r == rungs::InputRole::Ids ? "ids" : r == rungs::InputRole::Mask ? "mask"
+                                                                                                          : "values")));
+    }
+    NAPI_OK(napi_set_element(env, list, i, o));
+  }
+  return list;
+}
+
+napi_value model_info(napi_env env, napi_callback_info info) {
+  auto a = args(env, info, 1);
+  const rungs::Model* m = unwrap<rungs::Model>(env, a[0]);
+  napi_value o;
+  NAPI_OK(napi_create_object(env, &o));
+  NAPI_OK(napi_set_named_property(env, o, "bucketDim", js_string(env, m->bucket_dim())));
+  NAPI_OK(napi_set_named_property(env, o, "inputs", layouts_to_js(env, m->input_layouts(1), m)));
+  NAPI_OK(napi_set_named_property(env, o, "outputs", layouts_to_js(env, m->output_layouts(1), nullptr)));
+  return o;
+}
+
 napi_value compile(napi_env env, napi_callback_info info) {
   auto a = args(env, info, 3);
   const rungs::Model* m = unwrap<rungs::Model>(env, a[0]);
@@ -231,6 +275,7 @@ napi_value init(napi_env env, napi_value exports) {
       {"version", nullptr, guarded<version>, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"isa", nullptr, guarded<isa>, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"loadModel", nullptr, guarded<load_model>, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"modelInfo", nullptr, guarded<model_info>, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"compile", nullptr, guarded<compile>, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"compileMatmul", nullptr, guarded<compile_matmul>, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"run", nullptr, guarded<run>, nullptr, nullptr, nullptr, napi_default, nullptr},

@@ -8,10 +8,13 @@
 
 #include "core/passes/constant_fold.hpp"
 #include "core/passes/dead_code.hpp"
+#include "core/passes/fuse_activation.hpp"
 #include "core/passes/fuse_add_norm.hpp"
 #include "core/passes/fuse_attention.hpp"
 #include "core/passes/fuse_elementwise.hpp"
+#include "core/passes/fuse_layer_norm.hpp"
 #include "core/passes/fuse_matmul_epilogue.hpp"
+#include "core/passes/fuse_mean_pool.hpp"
 #include "core/passes/verify.hpp"
 
 namespace rungs::compile {
@@ -72,6 +75,9 @@ void run_pipeline(ir::GraphImpl& g, const CompileOptions& options, std::vector<P
   step("dead_code", g, options, log, passes::eliminate_dead_code);
   step("constant_fold", g, options, log, fold_constants);
   if (options.fusion) {
+    step("fuse_layer_norm", g, options, log, passes::fuse_layer_norm);
+    step("fuse_activation", g, options, log, passes::fuse_activation);
+    step("fuse_mean_pool", g, options, log, passes::fuse_mean_pool);
     step("fuse_attention", g, options, log, passes::fuse_attention);
     step("fuse_matmul_epilogue", g, options, log, passes::fuse_matmul_epilogue);
     step("fuse_add_norm", g, options, log, passes::fuse_add_norm);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/passes/fuse_attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 
 #include "core/passes/rewrite.hpp"
+#include "core/passes/scalar_eval.hpp"
 
 namespace rungs::passes {
 
@@ -91,6 +93,110 @@ std::optional<MaskMeaning> mask_meaning(const Node& mask, const Shape& scores) {
   return out;
 }
 
+// A run-time key mask: the tensor added to the scores is f(src) for one graph input `src` of B * Sk
+// values (the attention mask), through reshapes and elementwise ops with one-element constants,
+// broadcast over heads and queries only. With src holding 1 (keep) and 0 (drop), it maps onto a
+// keep mask when f(1) == 0 and f(0) <= -1e4 (the mask is src) or f(0) == 0 and f(1) <= -1e4 (1 - src).
+struct RuntimeMask {
+  uint32_t src = 0;
+  bool invert = false;
+};
+
+constexpr double kMaskedOut = -1e4;  // exp(-1e4) is 0 in f32: such a score drops its key
+
+// Right-aligned against scores [B, (H,) Sq, Sk], `m` is [B, 1, ..., Sk] (missing leading dims are 1).
+bool is_key_mask_shape(const Shape& m, const Shape& scores) {
+  const size_t r = scores.size(), rm = m.size();
+  if (rm > r) return false;
+  for (size_t a = 0; a < r; ++a) {
+    const int64_t md = a + rm >= r ? m[a + rm - r] : 1;
+    const int64_t want = a == r - 1 ? scores[a] : a == 0 ? scores[0]
+                                                         : 1;  // Sk, B, 1 (heads, queries)
+    if (md != want) return false;
+  }
+  return true;
+}
+
+// Through ONNX Expand as the frontend writes it (an add of zeros, or a multiply by ones, of the
+// expanded shape): the value before broadcasting.
+uint32_t before_expand(const ir::GraphImpl& g, uint32_t id) {
+  for (;;) {
+    const Node& n = g.nodes[id];
+    if (n.op != Op::Add && n.op != Op::Mul) return id;
+    const float neutral = n.op == Op::Add ? 0.f : 1.f;
+    std::optional<uint32_t> inner;
+    for (int k = 0; k < 2 && !inner; ++k) {
+      const Node& c = g.nodes[n.in[1 - k]];
+      if (c.op == Op::Constant && c.data &&
+          std::all_of(c.data->begin(), c.data->end(), [&](float v) { return v == neutral; }))
+        inner = n.in[k];
+    }
+    if (!inner) return id;
+    id = *inner;
+  }
+}
+
+// The tree computing a mask from one graph input `src` of B * Sk values (see RuntimeMask), after
+// any Expand; nodes in evaluation order.
+struct MaskTree {
+  uint32_t src = 0;
+  std::vector<uint32_t> nodes;
+};
+
+std::optional<MaskTree> mask_tree(const ir::GraphImpl& g, uint32_t m, const Shape& scores) {
+  m = before_expand(g, m);
+  if (!is_key_mask_shape(g.nodes[m].shape, scores)) return std::nullopt;
+  const int64_t want = scores[0] * scores.back();
+  std::vector<uint32_t> tree, stack{m};
+  std::optional<uint32_t> src;
+  while (!stack.empty()) {
+    const uint32_t u = stack.back();
+    stack.pop_back();
+    const Node& n = g.nodes[u];
+    if (is_scalar_constant(n) || std::find(tree.begin(), tree.end(), u) != tree.end() || u == src) continue;
+    if (n.op == Op::Input) {
+      if (src || shape_numel(n.shape) != want) return std::nullopt;
+      src = u;
+      continue;
+    }
+    if ((!ir::is_elementwise(n.op) && n.op != Op::Reshape) || shape_numel(n.shape) != want || tree.size() == 16)
+      return std::nullopt;
+    tree.push_back(u);
+    for (uint32_t in : n.in) stack.push_back(in);
+  }
+  if (!src) return std::nullopt;
+  std::sort(tree.begin(), tree.end());
+  return MaskTree{*src, std::move(tree)};
+}
+
+// From whether mask value 0 and mask value 1 keep the key: the keep mask, if it is one.
+std::optional<RuntimeMask> keep_mask_of(uint32_t src, bool keeps0, bool keeps1) {
+  if (keeps1 && !keeps0) return RuntimeMask{src, false};
+  if (keeps0 && !keeps1) return RuntimeMask{src, true};
+  return std::nullopt;
+}
+
+// scores + m: a key is kept where f is 0 and dropped where f <= -1e4 (one of the two each).
+std::optional<RuntimeMask> additive_mask(const ir::GraphImpl& g, uint32_t m, const Shape& scores) {
+  auto t = mask_tree(g, m, scores);
+  if (!t) return std::nullopt;
+  auto f0 = eval_tree(g, t->nodes, t->src, 0.0), f1 = eval_tree(g, t->nodes, t->src, 1.0);
+  if (!f0 || !f1) return std::nullopt;
+  const bool ok0 = *f0 == 0.0 || *f0 <= kMaskedOut, ok1 = *f1 == 0.0 || *f1 <= kMaskedOut;
+  if (!ok0 || !ok1) return std::nullopt;
+  return keep_mask_of(t->src, *f0 == 0.0, *f1 == 0.0);
+}
+
+// where(cond, scores, c) (scores_if_true) or where(cond, c, scores), c <= -1e4: a key is kept
+// where the scores are selected.
+std::optional<RuntimeMask> where_mask(const ir::GraphImpl& g, uint32_t cond, const Shape& scores, bool scores_if_true) {
+  auto t = mask_tree(g, cond, scores);
+  if (!t) return std::nullopt;
+  auto c0 = eval_tree(g, t->nodes, t->src, 0.0), c1 = eval_tree(g, t->nodes, t->src, 1.0);
+  if (!c0 || !c1) return std::nullopt;
+  return keep_mask_of(t->src, (*c0 != 0.0) == scores_if_true, (*c1 != 0.0) == scores_if_true);
+}
+
 class Rank4 {
  public:
   explicit Rank4(Rewriter& rw) : rw_(rw) {}
@@ -142,21 +248,41 @@ bool fuse_attention(ir::GraphImpl& g) {
     if (rw.sole_consumer(scaled) != p) continue;
     // Optional additive mask: add(scores, M) or add(M, scores) with M a constant that maps exactly.
     std::optional<MaskMeaning> mask;
+    std::optional<RuntimeMask> key_mask;
     if (g.nodes[scaled].op == Op::Add) {
       const Node& add = g.nodes[scaled];
-      for (int k = 0; k < 2 && !mask; ++k) {
+      for (int k = 0; k < 2 && !mask && !key_mask; ++k) {
         const uint32_t m = add.in[k], other = add.in[1 - k];
-        if (g.nodes[m].op != Op::Constant || g.nodes[other].shape != add.shape) continue;
-        if (rw.sole_consumer(other) != scaled) continue;
-        if ((mask = mask_meaning(g.nodes[m], add.shape))) scaled = other;
+        if (g.nodes[other].shape != add.shape || rw.sole_consumer(other) != scaled) continue;
+        if (g.nodes[m].op == Op::Constant)
+          mask = mask_meaning(g.nodes[m], add.shape);
+        else
+          key_mask = additive_mask(g, m, add.shape);
+        if (mask || key_mask) scaled = other;
       }
-      if (!mask) continue;
+      if (!mask && !key_mask) continue;
+    } else if (g.nodes[scaled].op == Op::Where) {
+      // masked_fill: where(cond, c, scores) or where(cond, scores, c) with c <= -1e4 (or -inf)
+      const Node& w = g.nodes[scaled];
+      for (int k = 1; k <= 2 && !key_mask; ++k) {
+        const uint32_t sc = w.in[k];
+        const std::optional<float> c = scalar_constant(g, w.in[3 - k]);
+        if (!c || !(*c <= kMaskedOut) || g.nodes[sc].shape != w.shape || rw.sole_consumer(sc) != scaled) continue;
+        if ((key_mask = where_mask(g, w.in[0], w.shape, k == 1))) scaled = sc;
+      }
+      if (!key_mask) continue;
     }
     auto [s, scale] = unscale(rw, scaled);
     if (s != scaled && rw.sole_consumer(s) != scaled) continue;
     if (!std::isfinite(*scale)) continue;
     if (g.nodes[s].op != Op::MatMul) continue;
-    const uint32_t q = g.nodes[s].in[0], kt = g.nodes[s].in[1];
+    uint32_t q = g.nodes[s].in[0];
+    const uint32_t kt = g.nodes[s].in[1];
+    // Queries scaled before the product (DistilBERT: q / sqrt(Dh)) fold into the scale too.
+    if (auto [q_in, q_scale] = unscale(rw, q); q_in != q && rw.sole_consumer(q) == s && std::isfinite(*q_scale)) {
+      q = q_in;
+      scale = *scale * *q_scale;
+    }
     if (g.nodes[kt].op != Op::Transpose || rw.sole_consumer(kt) != s) continue;
     const Shape qs = g.nodes[q].shape, vs = g.nodes[v].shape, out = g.nodes[root].shape;
     if (qs.size() != rank || vs.size() != rank) continue;
@@ -167,6 +293,29 @@ bool fuse_attention(ir::GraphImpl& g) {
     att.causal = mask && mask->causal;
     // The keep mask is appended only once the pattern is known to match (below).
     auto add_keep_mask = [&](int64_t B, int64_t Sk) {
+      if (key_mask) {
+        uint32_t keep = key_mask->src;
+        if (rw.node(keep).shape != Shape{B, Sk}) {
+          Node r;
+          r.op = Op::Reshape;
+          r.in = {keep};
+          r.shape = {B, Sk};
+          keep = rw.append(std::move(r));
+        }
+        if (key_mask->invert) {
+          Node one, sub;
+          one.op = Op::Constant;
+          one.shape = {1};
+          one.data = std::make_shared<const std::vector<float>>(1, 1.f);
+          sub.op = Op::Sub;
+          sub.in = {rw.append(std::move(one)), keep};
+          sub.shape = {B, Sk};
+          keep = rw.append(std::move(sub));
+        }
+        att.in.push_back(keep);
+        att.has_mask = true;
+        return;
+      }
       if (!mask || mask->keep.empty()) return;
       Node c;
       c.op = Op::Constant;
@@ -205,7 +354,16 @@ bool fuse_attention(ir::GraphImpl& g) {
     back.in = {split};
     back.ints = {0, 2, 1, 3};
     back.shape = out;
+    // The exporter's own transpose back to [B, Sq, H, Dv] cancels this one: read the split directly.
+    const std::optional<uint32_t> reader = rw.sole_consumer(root);
     rw.replace(root, std::move(back));
+    if (reader && is_transpose(rw.node(*reader), {0, 2, 1, 3})) {
+      Node same;
+      same.op = Op::Reshape;
+      same.in = {split};
+      same.shape = rw.node(*reader).shape;
+      rw.replace(*reader, std::move(same));
+    }
   }
   return rw.finish();
 }

@@ -7,11 +7,13 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
+#include "native_cli/npy.hpp"
 #include "rungs/ladder.hpp"
 #include "test_util.hpp"
 
@@ -556,6 +558,187 @@ TEST(Cli, RunIdsGoToTheEmbeddingsInputAndSyntheticInputsAreReproducible) {
   Result no_ids = cli("run " + kModels + "mlp.json --rows 3 --ids " + ids);
   EXPECT_EQ(no_ids.code, 1) << no_ids.out;
   EXPECT_NE(no_ids.out.find("has no ids input (the input of an embedding block)"), std::string::npos) << no_ids.out;
+}
+
+// --- run: inputs by name from .npy files, through the bucketed cache, outputs as .npy ---------
+
+const std::string kNpy = std::string(RUNGS_SOURCE_DIR) + "/tests/cli/npy/";
+
+std::vector<float> json_output(const Result& r, size_t i = 0) {
+  return json_of(r)["outputs"][i]["data"].get<std::vector<float>>();
+}
+
+TEST(CliRunNpy, InputsByNameGiveTheRowsAndMatchTheSameIdsAsText) {
+  // encoder_ids_1x7.npy is int64 [[5, 17, 3, 99, 4, 8, 250]], encoder_mask_1x7.npy bool ones.
+  const std::string ids = ::testing::TempDir() + "rungs_cli_ids7.txt";
+  std::ofstream(ids) << "5 17 3 99 4 8 250\n";
+  Result text = cli("run " + kModels + "encoder.json --rows 7 --ids " + ids + " --format json");
+  ASSERT_EQ(text.code, 0) << text.out;
+  Result npy = cli("run " + kModels + "encoder.json --input ids=" + kNpy + "encoder_ids_1x7.npy --input mask=" + kNpy +
+                   "encoder_mask_1x7.npy --format json");
+  ASSERT_EQ(npy.code, 0) << npy.out;
+  EXPECT_EQ(json_of(npy)["rows"], 7) << "--rows comes from the files";
+  EXPECT_EQ(json_output(npy), json_output(text));
+  // One input given: the others are synthetic (the mask all ones), the rows still from the file.
+  Result ids_only = cli("run " + kModels + "encoder.json --input ids=" + kNpy + "encoder_ids_1x7.npy --format json");
+  ASSERT_EQ(ids_only.code, 0) << ids_only.out;
+  EXPECT_EQ(json_output(ids_only), json_output(text));
+  // A float32 input of a model without integer inputs: mlp takes x [rows, 64].
+  Result f32 = cli("run " + kMlp + " --input x=" + kNpy + "float32_2x3.npy");
+  EXPECT_EQ(f32.code, 1);
+  EXPECT_NE(f32.out.find("input 'x' (" + kNpy + "float32_2x3.npy): 6 values (shape [2, 3]) are not whole rows of 64 values"),
+            std::string::npos)
+      << f32.out;
+}
+
+TEST(CliRunNpy, LadderPadsToTheBucketOrRunsActiveAndAgreesWithTheExactRun) {
+  const std::string in = " --input ids=" + kNpy + "encoder_ids_1x7.npy --input mask=" + kNpy + "encoder_mask_1x7.npy --format json";
+  Result exact = cli("run " + kModels + "encoder.json" + in);
+  ASSERT_EQ(exact.code, 0) << exact.out;
+  for (const std::string ladder : {"pow2:8:256", "pow2:8:256+active", "list:16,64", "one:40"}) {
+    Result r = cli("run " + kModels + "encoder.json" + in + " --ladder " + ladder);
+    ASSERT_EQ(r.code, 0) << ladder << r.out;
+    auto j = json_of(r);
+    EXPECT_EQ(j["bucket"]["ladder"], ladder);
+    EXPECT_EQ(j["bucket"]["extent"], ladder == "pow2:8:256" || ladder == "pow2:8:256+active" ? 8 : ladder == "one:40" ? 40
+                                                                                                                      : 16);
+    EXPECT_EQ(j["bucket"]["mode"], ladder == "pow2:8:256+active" ? "active" : "padded") << ladder;
+    EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::parse("[1, 128]"));
+    const auto a = json_output(r), b = json_output(exact);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f * std::max(1.f, std::abs(b[i]))) << ladder << " [" << i << "]";
+  }
+  Result none = cli("run " + kModels + "encoder.json" + in + " --ladder one:4");
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.out.find("run: no bucket of --ladder one:4 (1..5) holds 7 rows"), std::string::npos) << none.out;
+}
+
+TEST(CliRunNpy, FormatNpyWritesEachOutputAsNameDotNpy) {
+  const std::string dir = ::testing::TempDir() + "rungs_cli_npy_out_" + std::to_string(getpid());
+  Result r = cli("run " + kModels + "encoder.json --input ids=" + kNpy + "encoder_ids_1x7.npy --ladder pow2:8:64 --format npy -o " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote " + dir + "/embedding.npy"), std::string::npos) << r.out;
+  auto a = rungs::cli::read_npy(dir + "/embedding.npy", "output", 1 << 20);
+  EXPECT_EQ(a.dtype, "float32");
+  EXPECT_EQ(a.shape, (rungs::Shape{1, 128}));
+  Result j = cli("run " + kModels + "encoder.json --input ids=" + kNpy + "encoder_ids_1x7.npy --ladder pow2:8:64 --format json");
+  EXPECT_EQ(a.floats, json_output(j)) << "the .npy holds the values --format json prints";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliRunNpy, ErrorsNameTheInputAndWhatWasExpected) {
+  const std::string enc = "run " + kModels + "encoder.json";
+  struct Case {
+    std::string name, args;
+    int code;
+    std::string message;
+  } cases[] = {
+      {"unknown name", enc + " --input idz=" + kNpy + "encoder_ids_1x7.npy", 1,
+       "--input idz=" + kNpy + "encoder_ids_1x7.npy: the model has no input 'idz'; its inputs are: ids, mask"},
+      {"rows disagree", enc + " --rows 6 --input ids=" + kNpy + "encoder_ids_1x7.npy", 1,
+       "run: input 'ids' (7 rows) disagrees with --rows 6 along 'seq'"},
+      {"rows needed", enc + " --format json", 2, "run: --rows is needed: give --rows N, or the inputs that follow 'seq' as --input NAME=FILE.npy"},
+      {"float64", enc + " --input ids=" + kNpy + "float64_2x3.npy", 1, "it holds '<f8' (float64); rungs reads int64 ('<i8')"},
+      {"past 2^24", enc + " --input ids=" + kNpy + "int64_too_large.npy", 1,
+       "value 16777217 at index 1 cannot be held exactly by a float32"},
+      {"given twice", enc + " --input ids=" + kNpy + "encoder_ids_1x7.npy --input ids=" + kNpy + "encoder_ids_1x7.npy", 2,
+       "--input: 'ids' is given twice"},
+      {"two json files", enc + " --rows 2 --input a.json --input b.json", 2, "--input: one JSON file at most ('a.json' and 'b.json')"},
+      {"missing file", enc + " --input ids=" + kNpy + "no_such.npy", 1, "input 'ids' '" + kNpy + "no_such.npy': no such file"},
+      {"fix on json", enc + " --rows 3 --fix batch=2", 2, "--bucket-dim and --fix apply to .onnx models"},
+      {"bad fix", enc + " --rows 3 --fix batch", 2, "--fix: expected NAME=VALUE with a whole VALUE in [1, 2147483647], got 'batch'"},
+      {"bad ladder", enc + " --rows 3 --ladder pow3:1:2", 2, "--ladder"},
+  };
+  for (const auto& c : cases) {
+    Result r = cli(c.args);
+    EXPECT_EQ(r.code, c.code) << c.name << ": " << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.name << ": " << r.out;
+    EXPECT_EQ(r.out.find("internal error"), std::string::npos) << c.name;
+  }
+}
+
+// --- inspect --check-padding ---------------------------------------------------------------
+
+TEST(CliCheckPadding, MaskedModelsArePaddingSafeWithEveryLengthReported) {
+  for (const std::string m : {"encoder.json", "classifier.json", "mlp.json"}) {
+    Result r = cli("inspect " + kModels + m + " --check-padding --format json");
+    ASSERT_EQ(r.code, 0) << m << r.out;
+    auto j = json_of(r);
+    EXPECT_TRUE(j["padding_safe"].get<bool>()) << m;
+    EXPECT_EQ(j["ladder"], "pow2:8:64");
+    ASSERT_EQ(j["lengths"].size(), 5u);
+    const int extents[] = {8, 8, 8, 32, 64};  // lengths 1, 3, 7, 17, 40
+    for (size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(j["lengths"][i]["extent"], extents[i]) << m;
+      EXPECT_LE(j["lengths"][i]["padded_max_rel"].get<double>(), 1e-4) << m;
+      EXPECT_LE(j["lengths"][i]["active_max_rel"].get<double>(), 1e-4) << m << ": active extent ran";
+    }
+  }
+  Result text = cli("inspect " + kModels + "encoder.json --check-padding --lengths 5,20 --ladder list:8,32");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("padding check along 'seq' with --ladder list:8,32"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("padding-safe: padded and active runs match the exact runs on the real positions"), std::string::npos)
+      << text.out;
+}
+
+TEST(CliCheckPadding, AModelWithoutAMaskIsReportedNotPaddingSafe) {
+  // The bundled encoder's blocks without their masks: padded keys are attended and pooled.
+  std::ifstream f(kModels + "encoder.json");
+  nlohmann::json m = nlohmann::json::parse(f);
+  m["name"] = "encoder_without_mask";
+  m["inputs"] = nlohmann::json::array({m["inputs"][0]});
+  for (auto& b : m["blocks"]) b.erase("mask");
+  m["weights"] = kModels + "encoder.safetensors";
+  const std::string path = ::testing::TempDir() + "rungs_cli_no_mask_" + std::to_string(getpid()) + ".json";
+  std::ofstream(path) << m.dump();
+  Result r = cli("inspect " + path + " --check-padding");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("NOT padding-safe: padded positions reach the real ones (largest relative difference"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Give its attention and pooling a mask of the real tokens, or run it with exact buckets"), std::string::npos);
+  EXPECT_NE(r.out.find("active extent not used:"), std::string::npos) << r.out;
+  Result j = cli("inspect " + path + " --check-padding --format json");
+  EXPECT_EQ(j.code, 1);
+  EXPECT_FALSE(json_of(j)["padding_safe"].get<bool>());
+  EXPECT_GT(json_of(j)["largest_relative_difference"].get<double>(), 1e-2);
+  std::remove(path.c_str());
+}
+
+TEST(CliCheckPadding, BadLengthsAndLadders) {
+  Result lengths = cli("inspect " + kModels + "mlp.json --check-padding --lengths 3,x");
+  EXPECT_EQ(lengths.code, 2);
+  EXPECT_NE(lengths.out.find("--lengths: expected whole numbers >= 1 separated by commas, got '3,x'"), std::string::npos) << lengths.out;
+  Result outside = cli("inspect " + kModels + "mlp.json --check-padding --lengths 3,100 --ladder pow2:8:64");
+  EXPECT_EQ(outside.code, 2);
+  EXPECT_NE(outside.out.find("no bucket of --ladder pow2:8:64 (1..9, 9..17, 17..33, 33..65) holds length 100"), std::string::npos)
+      << outside.out;
+  Result no_extent = cli("inspect " + kModels + "mlp.json");
+  EXPECT_EQ(no_extent.code, 2);
+  EXPECT_NE(no_extent.out.find("inspect: give --extent E (or --check-padding)"), std::string::npos) << no_extent.out;
+}
+
+TEST(CliPlan, ModelCompilesTheBucketsEachLadderUses) {
+  Result r = cli("plan --synthetic lognormal:24:200:256:3 --buckets 3 --model " + kModels + "encoder.json --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = json_of(r);
+  EXPECT_EQ(j["model"]["bucket_dim"], "seq");
+  const uint64_t encoder_param_bytes = rungs::load_model(kModels + "encoder.json").param_count() * sizeof(float);
+  for (const auto& l : j["ladders"]) {
+    const auto& c = l["model_cost"];
+    EXPECT_GE(c["compiles"].get<size_t>(), 1u) << l["name"];
+    EXPECT_LE(c["compiles"].get<size_t>(), l["buckets"].size()) << l["name"];
+    EXPECT_GT(c["arena_bytes"].get<uint64_t>(), 0u);
+    // Every compiled bucket holds the encoder's params, packed as f32.
+    EXPECT_EQ(c["param_bytes"].get<uint64_t>() % c["compiles"].get<uint64_t>(), 0u);
+    EXPECT_EQ(c["param_bytes"].get<uint64_t>() / c["compiles"].get<uint64_t>(), encoder_param_bytes);
+  }
+  Result text = cli("plan --synthetic lognormal:24:200:256:3 --buckets 3 --model " + kModels + "mlp.json");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("model mlp along 'rows': the buckets the trace uses, each compiled at its extent"), std::string::npos);
+  EXPECT_NE(text.out.find("arena bytes"), std::string::npos);
+  Result bad = cli("plan --synthetic lognormal:24:200 --buckets 3 --model " + kModels + "mlp.json --fix rows=3");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("--bucket-dim and --fix apply to .onnx models"), std::string::npos) << bad.out;
 }
 
 }  // namespace

@@ -176,6 +176,36 @@ TEST_P(PassEpilogue, BatchedAndBroadcastMatmul) {
   expect_same_outputs(runs);
 }
 
+// nn.Linear as PyTorch's ONNX exporter writes it: Add(bias, MatMul(x [B, S, K], W [K, N])), then the
+// residual Add(y, x); a bias that varies over rows is a plain add, not an epilogue bias.
+TEST_P(PassEpilogue, ExportedLinearOnA3dActivation) {
+  for (bool residual : {false, true}) {
+    SCOPED_TRACE(residual ? "bias + residual" : "bias");
+    Graph g;
+    auto x = g.input("x", {2, 5, 6});
+    auto y = g.add(g.param("bias", {6}), g.matmul(x, g.param("weight", {6, 6})));
+    if (residual) y = g.add(y, x);
+    g.output("y", y);
+    FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 17, true);
+    EXPECT_EQ(runs.fused.kernels.size(), 1u) << kernel_ops(runs.fused);
+    EXPECT_NE(epilogue_ir(runs).find(residual ? "epilogue=bias+none+residual)" : "epilogue=bias+none)"),
+              std::string::npos)
+        << epilogue_ir(runs);
+    EXPECT_EQ(nodes_removed(runs.fused, "fuse_matmul_epilogue"), residual ? 2 : 1);
+    expect_same_outputs(runs);
+  }
+  {
+    SCOPED_TRACE("a [S, N] bias varies over rows: a residual-shaped add is not a bias");
+    Graph g;
+    auto x = g.input("x", {2, 5, 6});
+    g.output("y", g.add(g.param("rows", {5, 6}), g.matmul(x, g.param("weight", {6, 6}))));
+    FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 18, true);
+    EXPECT_FALSE(pass_report(runs.fused, "fuse_matmul_epilogue").changed) << epilogue_ir(runs);
+    EXPECT_EQ(count_kernels(runs.fused, "matmul"), 1u) << kernel_ops(runs.fused);
+    expect_same_outputs(runs);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, PassEpilogue, ::testing::Values(Device::Reference, Device::Cpu),
                          [](const auto& info) { return to_string(info.param); });
 

@@ -7,10 +7,13 @@
 #include "core/ir/graph_access.hpp"
 #include "core/passes/constant_fold.hpp"
 #include "core/passes/dead_code.hpp"
+#include "core/passes/fuse_activation.hpp"
 #include "core/passes/fuse_add_norm.hpp"
 #include "core/passes/fuse_attention.hpp"
 #include "core/passes/fuse_elementwise.hpp"
+#include "core/passes/fuse_layer_norm.hpp"
 #include "core/passes/fuse_matmul_epilogue.hpp"
+#include "core/passes/fuse_mean_pool.hpp"
 #include "core/passes/rewrite.hpp"
 #include "core/passes/verify.hpp"
 #include "fusion_harness.hpp"
@@ -93,6 +96,9 @@ TEST(PassContract, VerifiedAfterEveryPassAndIdempotent) {
   passes::eliminate_dead_code(impl);
   const std::vector<std::pair<const char*, bool (*)(ir::GraphImpl&)>> pipeline = {
       {"constant_fold", compile::fold_constants},
+      {"fuse_layer_norm", passes::fuse_layer_norm},
+      {"fuse_activation", passes::fuse_activation},
+      {"fuse_mean_pool", passes::fuse_mean_pool},
       {"fuse_attention", passes::fuse_attention},
       {"fuse_matmul_epilogue", passes::fuse_matmul_epilogue},
       {"fuse_add_norm", passes::fuse_add_norm},
