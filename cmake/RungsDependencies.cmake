@@ -34,17 +34,10 @@ if(RUNGS_BUILD_CLI AND NOT EMSCRIPTEN)
   list(APPEND CMAKE_MODULE_PATH "${CMAKE_CURRENT_LIST_DIR}")
   find_package(Csv REQUIRED)  # libcsv-dev: cmake/FindCsv.cmake
 endif()
-# The ONNX frontend's protobuf classes (core/import/onnx/onnx_proto.hpp): Debian's libonnx-dev
-# (the generated onnx-ml classes, -DONNX_ML=1 -DONNX_NAMESPACE=onnx from its imported target)
-# over libprotobuf-dev, behind one target the frontend links.
+# The ONNX frontend's protobuf classes (core/import/onnx/onnx_proto.hpp): the lite classes
+# generated from onnx.proto over protobuf-lite, both targets (cmake/RungsProtobuf.cmake).
 if(RUNGS_ONNX AND NOT TARGET rungs_onnx_proto)
-  find_package(Protobuf REQUIRED)
-  find_package(ONNX CONFIG REQUIRED)
-  add_library(rungs_onnx_proto INTERFACE)
-  target_link_libraries(rungs_onnx_proto INTERFACE onnx_proto protobuf::libprotobuf)
-  set(RUNGS_ONNX_INSTALL_LINKS onnx_proto protobuf::libprotobuf)
-  set(RUNGS_CONFIG_DEPENDENCIES "find_dependency(Protobuf)\nfind_dependency(ONNX CONFIG)")
-  set(RUNGS_PC_ONNX_LIBS " -lonnx_proto -lprotobuf")
+  include("${CMAKE_CURRENT_LIST_DIR}/RungsProtobuf.cmake")
 endif()
 # GoogleTest is found in tests/CMakeLists.txt (FindGTest tries GTestConfig.cmake first, which
 # under Emscripten is the em++ build in .deps/googletest-wasm).

@@ -139,9 +139,10 @@ int run_check_padding(const InspectOptions& o, const Model& model) {
     if (w > worst) worst = w, worst_case = &c;
   }
   const bool safe = worst <= kTolerance;
+  const bool any_active = std::any_of(cases.begin(), cases.end(), [](const PaddingCase& c) { return c.active_abs.has_value(); });
   const std::string verdict =
-      safe ? "padding-safe: padded and active runs match the exact runs on the real positions (largest relative difference " +
-                 sci(worst) + " <= " + sci(kTolerance) + ")"
+      safe ? std::string("padding-safe: ") + (any_active ? "padded and active runs match" : "padded runs match") +
+                 " the exact runs on the real positions (largest relative difference " + sci(worst) + " <= " + sci(kTolerance) + ")"
            : "NOT padding-safe: padded positions reach the real ones (largest relative difference " + sci(worst) + " at length " +
                  std::to_string(worst_case->length) + ", output '" + worst_case->worst_output +
                  "'): a bucketed run of this model differs from an exact run. Give its attention and pooling a mask of the real "

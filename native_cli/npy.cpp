@@ -157,7 +157,7 @@ NpyArray parse_npy(std::string_view b, const std::string& what) {
   const DType t = dtype_of(h.descr, what);
   uint64_t count = 1;
   for (int64_t d : h.shape) {
-    if (d != 0 && count > (uint64_t{1} << 62) / static_cast<uint64_t>(d)) fail(what, "its shape " + shape_to_string(h.shape) + " is too large");
+    if (d != 0 && count > (uint64_t{1} << 56) / static_cast<uint64_t>(d)) fail(what, "its shape " + shape_to_string(h.shape) + " is too large");
     count *= static_cast<uint64_t>(d);
   }
   if (h.fortran && h.shape.size() > 1)

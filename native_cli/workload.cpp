@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -262,10 +263,14 @@ Model load_cli_model(const std::string& path, const LoadFlags& flags) {
       throw UsageError{"--fix: expected NAME=VALUE with a whole VALUE in [1, 2147483647], got '" + printable(f) + "'"};
     fix.emplace_back(name, std::stoll(value));
   }
-  const bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-  if (!onnx && (!flags.bucket_dim.empty() || !fix.empty()))
+  std::string ext = path.size() >= 5 ? path.substr(path.size() - 5) : "";
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext != ".onnx" && (!flags.bucket_dim.empty() || !fix.empty()))
     throw UsageError{"--bucket-dim and --fix apply to .onnx models; '" + path + "' is a rungs model file (its bucket dim is in the file)"};
-  return load_model(path);
+  LoadOptions options;
+  options.bucket_dim = flags.bucket_dim;
+  options.fix = std::move(fix);
+  return load_model(path, options);
 }
 
 ModelIo model_io(const Model& model, uint64_t extent) {

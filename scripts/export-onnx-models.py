@@ -5,7 +5,7 @@
     /usr/bin/python3 scripts/export-onnx-models.py [--out tests/models/onnx]
 
 Needs Debian 12's python3-torch (1.13) and python3-onnx (1.12); CI does not run it (the files it
-writes are committed). Three small encoders, random weights from fixed seeds, exported with
+writes are committed). Four small encoders, random weights from fixed seeds, exported with
 `torch.onnx.export` and a dynamic `seq` axis (and `batch`), the shapes and ops real exporters
 write for these families:
 
@@ -20,6 +20,10 @@ write for these families:
   distilbert_classifier DistilBERT-style classifier: post-LN, positions from arange (Range),
                         queries scaled before the product, masked_fill(-inf), first-token
                         pre-classifier + ReLU + classifier; opset 13. Output logits [batch, 3].
+  unmasked_mean_encoder  one layer without any mask (nn.MultiheadAttention, a plain mean over
+                        the sequence), hidden 32; opset 17. NOT padding-safe on purpose: the model
+                        `rungs inspect --check-padding` must report. Outputs hidden_states
+                        [batch, seq, 32], mean [batch, 32].
 
 Each <name>.golden.json holds the inputs (int64, as exported) and the torch outputs (float32,
 9 significant digits: exact for an f32) at lengths 1, 3, 8, 17 and 40 (batch 1, every token
@@ -205,6 +209,30 @@ class DistilBertClassifier(nn.Module):
         return self.classifier(pooled)
 
 
+# ---------------------------------------------------------------- (d) no mask at all, opset 17
+class UnmaskedMeanEncoder(nn.Module):
+    """What bucketing must not be trusted with: attention over every position and a plain mean
+    over the sequence, no attention mask. Padded tokens change every real output
+    (`rungs inspect --check-padding` reports it); exact-length runs are still right."""
+
+    def __init__(self, hidden=32, heads=2, ffn=64):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(VOCAB, hidden)
+        self.position_embeddings = nn.Embedding(MAX_POS, hidden)
+        self.norm = nn.LayerNorm(hidden)
+        self.attn = nn.MultiheadAttention(hidden, heads, batch_first=True)
+        self.fc1 = nn.Linear(hidden, ffn)
+        self.fc2 = nn.Linear(ffn, hidden)
+
+    def forward(self, input_ids):
+        seq = input_ids.shape[1]
+        pos = torch.arange(seq, dtype=torch.int64, device=input_ids.device).unsqueeze(0)
+        x = self.norm(self.word_embeddings(input_ids) + self.position_embeddings(pos))
+        x = x + self.attn(x, x, x, need_weights=False)[0]
+        x = x + self.fc2(torch.relu(self.fc1(x)))
+        return x, x.mean(dim=1)
+
+
 MODELS = [
     # name, class, seed, opset, input names, output names, description
     ("bert_post_ln", BertPostLN, 1401, 14, ["input_ids", "attention_mask", "token_type_ids"],
@@ -214,6 +242,8 @@ MODELS = [
      "pre-LN sentence encoder, fused QKV + Split, Where masking, masked mean pooling, L2 normalisation"),
     ("distilbert_classifier", DistilBertClassifier, 1303, 13, ["input_ids", "attention_mask"], ["logits"],
      "DistilBERT-style classifier, masked_fill(-inf), first-token classifier head"),
+    ("unmasked_mean_encoder", UnmaskedMeanEncoder, 1704, 17, ["input_ids"], ["hidden_states", "mean"],
+     "no attention mask, unmasked mean over the sequence: NOT padding-safe (a test of the padding check)"),
 ]
 
 
@@ -250,7 +280,7 @@ def export(name, cls, seed, opset, inputs, outputs, description, out_dir):
     example = tuple(torch.from_numpy(a) for a in make_inputs(inputs, 1, 7, seed))
     axes = {n: {0: "batch", 1: "seq"} for n in inputs}
     for o in outputs:
-        axes[o] = {0: "batch", 1: "seq"} if o in ("last_hidden_state", "token_embeddings") else {0: "batch"}
+        axes[o] = {0: "batch", 1: "seq"} if o in ("last_hidden_state", "token_embeddings", "hidden_states") else {0: "batch"}
     torch.onnx.export(model, example, path, input_names=inputs, output_names=outputs, dynamic_axes=axes,
                       opset_version=opset, do_constant_folding=True)
     m = onnx.load(path)

@@ -140,9 +140,40 @@ napi_value isa(napi_env env, napi_callback_info) {
   return v;
 }
 
+// {bucketDim: string, fix: {NAME: VALUE}} -> rungs::LoadOptions (absent fields: the defaults).
+rungs::LoadOptions load_options(napi_env env, napi_value o) {
+  rungs::LoadOptions options;
+  napi_valuetype type;
+  NAPI_OK(napi_typeof(env, o, &type));
+  if (type != napi_object) return options;
+  bool has = false;
+  NAPI_OK(napi_has_named_property(env, o, "bucketDim", &has));
+  if (has) {
+    napi_value v;
+    NAPI_OK(napi_get_named_property(env, o, "bucketDim", &v));
+    options.bucket_dim = str(env, v);
+  }
+  NAPI_OK(napi_has_named_property(env, o, "fix", &has));
+  if (has) {
+    napi_value fix, keys;
+    NAPI_OK(napi_get_named_property(env, o, "fix", &fix));
+    NAPI_OK(napi_get_property_names(env, fix, &keys));
+    for (napi_value k : elements(env, keys)) {
+      napi_value v;
+      NAPI_OK(napi_get_property(env, fix, k, &v));
+      options.fix.emplace_back(str(env, k), num(env, v));
+    }
+  }
+  return options;
+}
+
 napi_value load_model(napi_env env, napi_callback_info info) {
-  auto a = args(env, info, 1);
-  return wrap(env, std::make_unique<rungs::Model>(rungs::load_model(str(env, a[0]))));
+  size_t argc = 2;
+  napi_value a[2];
+  NAPI_OK(napi_get_cb_info(env, info, &argc, a, nullptr, nullptr));
+  if (argc < 1) throw std::runtime_error("loadModel(path, options?): expected a path");
+  const rungs::LoadOptions options = argc > 1 ? load_options(env, a[1]) : rungs::LoadOptions{};
+  return wrap(env, std::make_unique<rungs::Model>(rungs::load_model(str(env, a[0]), options)));
 }
 
 napi_value js_string(napi_env env, const std::string& s) {

@@ -12,9 +12,12 @@
 // 2. trace: the bundled 2,000-request trace through the encoder: rungs' BucketedCompileCache
 //    (power-of-two 8..256, with and without active extent; fresh cache, compiles included) against
 //    ORT at each request's exact length (one session with a symbolic dim, creation included).
-// The models are built for ORT as standard ONNX graphs from the same JSON and safetensors
-// (bench/wasm/lib: model.mjs lists the block semantics, ort-graphs.mjs the ONNX ops). Every output
-// is checked (|a - b| <= 1e-4 max(1, |b|)) before anything is timed; a mismatch exits 1.
+// The bundled models are built for ORT as standard ONNX graphs from the same JSON and safetensors
+// (bench/wasm/lib: model.mjs lists the block semantics, ort-graphs.mjs the ONNX ops). The
+// committed ONNX encoders (tests/models/onnx: bert_post_ln, sentence_pre_ln,
+// distilbert_classifier; onnx-models.mjs) run in both engines from the same .onnx file, in both
+// parts (ORT at a fixed extent: a session with the free dims overridden). Every output is checked
+// (|a - b| <= 1e-4 max(1, |b|)) before anything is timed; a mismatch exits 1.
 // `--guard F` (CI's speed guard): only the encoder at two extents, 1 thread; exits 1 if rungs'
 // speed over ORT falls below F x the goal (1.0x) at either.
 import { readFileSync } from 'node:fs';
@@ -30,6 +33,7 @@ import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/harness.mjs';
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
+import { ONNX_MODELS, checkOutputs, loadOnnx, onnxInputs, ortSession } from './onnx-models.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../..');
@@ -41,6 +45,7 @@ const check = (what, a, b) => checkTol(what, a, b, TOL);
 // ------------------------------------------------------------------ options
 const optionList = [
   ['--only', 'extents | trace: run one part (default both)', (o, v) => (o.only = v)],
+  ['--models', `comma-separated models (default encoder,mlp,${ONNX_MODELS.join(',')})`, (o, v) => (o.models = v.split(','))],
   ['--threads', 'comma-separated thread counts (default 1,2)', (o, v) => (o.threads = v.split(',').map(Number))],
   ['--extents', 'comma-separated extents (default 16,64,256)', (o, v) => (o.extents = v.split(',').map(Number))],
   ['--reps', 'timed repetitions per extent case (default 11)', (o, v) => (o.reps = +v)],
@@ -68,8 +73,21 @@ const ortOptions = (threads) => ({ executionProviders: ['cpu'], graphOptimizatio
   intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' });
 
 const modelPaths = { encoder: join(repo, 'examples/models/encoder.json'), mlp: join(repo, 'examples/models/mlp.json') };
+const selected = opt.models ?? ['encoder', 'mlp', ...ONNX_MODELS];
+for (const n of selected)
+  if (!modelPaths[n] && !ONNX_MODELS.includes(n)) throw new Error(`--models: unknown model '${n}' (encoder, mlp, ${ONNX_MODELS.join(', ')})`);
 const models = {};
-for (const [name, path] of Object.entries(modelPaths)) models[name] = { ...readModel(path), path, handle: rungs.loadModel(path) };
+for (const [name, path] of Object.entries(modelPaths)) models[name] = { ...readModel(path), path, handle: rungs.loadModel(path), kind: 'bundled' };
+const skippedNotes = [];
+for (const name of ONNX_MODELS.filter((n) => selected.includes(n))) {
+  try {
+    models[name] = { ...loadOnnx(rungs, repo, name), kind: 'onnx' };
+  } catch (e) {
+    if (opt.models) throw e;  // asked for by name: its load error is the answer
+    skippedNotes.push(`${name} skipped: rungs cannot load it: ${e.message}`);
+    selected.splice(selected.indexOf(name), 1);
+  }
+}
 
 // Inputs of a bundled model at `extent`: encoder ids/mask (every token real), mlp x.
 function inputsFor(m, extent, seed) {
@@ -89,6 +107,10 @@ results.environment = { node: process.version, cpu: `${os.cpus()[0]?.model ?? '?
   rungs: `rungs ${rungs.version()} native (${rungs.isa()}), ${addonPath}`, ort: `onnxruntime-node ${ort.env.versions.node}, CPU EP` };
 out(`rungs native vs onnxruntime-node, one process: Node ${process.version}, ${results.environment.cpu}, load average ${os.loadavg()[0].toFixed(1)}`);
 out(`  rungs  ${results.environment.rungs}\n  ort    ${results.environment.ort}`);
+for (const n of skippedNotes) {
+  results.notes.push(n);
+  out(`  note: ${n}`);
+}
 
 function goal(what, value, target, fmt = ratio) {
   const state = value == null ? 'NOT MEASURED' : value >= target ? 'met' : 'MISSED';
@@ -100,8 +122,12 @@ function goal(what, value, target, fmt = ratio) {
 // ------------------------------------------------------------------ 1. fixed extents
 async function extents() {
   const rows = [];
-  for (const name of opt.models ?? ['encoder', 'mlp']) {
+  for (const name of selected) {
     const m = models[name];
+    if (m.kind === 'onnx') {
+      rows.push(...(await onnxExtents(m)));
+      continue;
+    }
     for (const threads of opt.threads)
       for (const extent of opt.extents) {
         progress(`${name} extent ${extent}, ${threads} thread(s)`);
@@ -125,12 +151,34 @@ async function extents() {
   return rows;
 }
 
+// A committed ONNX encoder at each fixed extent: rungs compiled at the extent, ORT's session on the
+// same file with its free dims overridden to [1, extent].
+async function onnxExtents(m) {
+  const rows = [];
+  for (const threads of opt.threads)
+    for (const extent of opt.extents) {
+      progress(`${m.name} extent ${extent}, ${threads} thread(s)`);
+      const compiled = rungs.compile(m.handle, extent, threads);
+      const session = await ortSession(ort, ortOptions(threads), m, extent);
+      const { names, f32, feeds } = onnxInputs(ort, m, extent, 7);
+      const diff = checkOutputs(check, `${m.name} at ${extent}`, m, rungs.run(compiled, names, f32), await session.run(feeds));
+      const timed = await sideBySide([
+        { name: 'rungs', fn: () => rungs.run(compiled, names, f32) },
+        { name: 'ort', fn: () => session.run(feeds) },
+      ], { reps: opt.reps });
+      await session.release();
+      const r = timed.get('rungs').wall, o = timed.get('ort').wall;
+      rows.push({ model: m.name, kind: 'onnx', extent, threads, rungsMs: r, ortMs: o, speedup: o / r, maxRelDiff: diff });
+    }
+  return rows;
+}
+
 function printExtents(rows) {
   out(`\n1. Fixed extents: median per-call wall ms of ${opt.reps} interleaved repetitions; speed-up = ORT time / rungs time`);
   out(table(['model', 'extent', 'threads', 'rungs ms', 'ORT ms', 'speed-up', 'max rel diff'],
     rows.map((r) => [r.model, r.extent, r.threads, fixed(r.rungsMs, 3), fixed(r.ortMs, 3), ratio(r.speedup), sci(r.maxRelDiff)])));
   let ok = true;
-  for (const r of rows) {
+  for (const r of rows.filter((x) => x.kind !== 'onnx')) {  // the goals are the bundled models' (issue 16)
     const target = opt.guard ? opt.guard * GOAL_EXTENT : GOAL_EXTENT;
     const label = opt.guard ? `guard: ${r.model} ${r.extent}, ${r.threads}t: >= ${target.toFixed(2)}x ORT` : `${r.model} ${r.extent}, ${r.threads}t: rungs >= ${GOAL_EXTENT}x ORT`;
     ok = goal(label, r.speedup, target) && ok;
@@ -139,14 +187,79 @@ function printExtents(rows) {
 }
 
 // ------------------------------------------------------------------ 2. the trace
-async function trace() {
-  const lengths = readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).map(Number);
-  const m = models.encoder;
-  const reqs = lengths.map((len, i) => ({ len, ...inputsFor(m, len, i + 1) }));
+const pow2Ladder = () => {
   const pow2 = [];
   for (let lo = 1, hi = 8; lo <= 256; lo = hi + 1, hi *= 2) pow2.push([lo, Math.min(hi, 256) + 1]);
+  return pow2;
+};
+const readLengths = () => readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).map(Number);
+
+// A committed ONNX encoder over the trace: rungs' cache (pow2 8..256, padded and active) against
+// ORT at each request's exact length (one dynamic session on the file, creation included).
+async function onnxTrace(m, lengths) {
+  const reqs = lengths.map((len, i) => ({ len, ...onnxInputs(ort, m, len, i + 1) }));
+  const inners = m.info.inputs.map((x) => x.rowValues), outInners = m.info.outputs.map((x) => x.rowValues);
   const rows = [];
   for (const threads of opt.threads) {
+    progress(`${m.name} over the trace, ${threads} thread(s)`);
+    const schemes = [{ name: 'rungs pow2 8..256', active: false }, { name: 'rungs pow2 8..256 + active extent', active: true }];
+    const ORT = 'onnxruntime-node exact shapes';
+    const passes = {
+      ...Object.fromEntries(schemes.map((s) => [s.name, async (keep) => {
+        const stop = stopwatch();
+        const cache = rungs.cache(m.handle, pow2Ladder(), s.active, threads);
+        const outs = keep ? [] : null;
+        for (const q of reqs) {
+          const y = rungs.cacheRun(cache, m.handle, q.len, q.names, q.f32, inners, outInners);
+          if (!y) throw new Error(`${m.name} ${s.name}: no bucket for ${q.len}`);
+          if (keep) outs.push(y);
+        }
+        const t = stop();
+        return { ms: t.wall, outputs: outs, stats: JSON.parse(rungs.cacheStats(cache)).totals };
+      }])),
+      [ORT]: async (keep) => {
+        const stop = stopwatch();
+        const session = await ortSession(ort, ortOptions(threads), m, null);
+        const outs = keep ? [] : null;
+        for (const q of reqs) {
+          const y = await session.run(q.feeds);
+          if (keep) outs.push(y);
+        }
+        const t = stop();
+        await session.release();
+        return { ms: t.wall, outputs: outs, stats: null };
+      },
+    };
+    const names = Object.keys(passes);
+    const first = {};
+    for (const n of names) first[n] = await passes[n](true);
+    const diffs = {};
+    for (const n of names.filter((x) => x !== ORT)) {
+      let worst = 0;
+      first[n].outputs.forEach((y, i) =>
+        (worst = Math.max(worst, checkOutputs(check, `${m.name} trace request ${i} (length ${reqs[i].len}): ${n}`, m, y, first[ORT].outputs[i]))));
+      diffs[n] = worst;
+    }
+    const samples = Object.fromEntries(names.map((n) => [n, []]));
+    for (let rep = 0; rep < opt.traceReps; ++rep) for (const n of names) samples[n].push((await passes[n](false)).ms);
+    const ortMs = median(samples[ORT]);
+    for (const n of names) {
+      const st = first[n].stats;
+      rows.push({ model: m.name, threads, scheme: n, ms: median(samples[n]), spread: [Math.min(...samples[n]), Math.max(...samples[n])],
+        compiles: st?.compiles ?? null, waste: st?.waste ?? 1, computeWaste: st?.compute_waste ?? 1,
+        speedup: ortMs / median(samples[n]), maxRelDiff: diffs[n] ?? 0 });
+    }
+  }
+  return rows;
+}
+
+async function trace() {
+  const lengths = readLengths();
+  const m = models.encoder;
+  const reqs = lengths.map((len, i) => ({ len, ...inputsFor(m, len, i + 1) }));
+  const pow2 = pow2Ladder();
+  const rows = [];
+  for (const threads of selected.includes('encoder') ? opt.threads : []) {
     progress(`trace, ${threads} thread(s)`);
     const schemes = [
       { name: 'rungs pow2 8..256', active: false },
@@ -197,22 +310,23 @@ async function trace() {
     const ortMs = median(samples['onnxruntime-node exact shapes']);
     for (const n of names) {
       const st = first[n].stats;
-      rows.push({ threads, scheme: n, ms: median(samples[n]), spread: [Math.min(...samples[n]), Math.max(...samples[n])],
+      rows.push({ model: 'encoder', threads, scheme: n, ms: median(samples[n]), spread: [Math.min(...samples[n]), Math.max(...samples[n])],
         compiles: st?.compiles ?? null, waste: st?.waste ?? 1, computeWaste: st?.compute_waste ?? 1,
         speedup: ortMs / median(samples[n]), maxRelDiff: diffs[n] ?? 0 });
     }
   }
+  for (const name of selected.filter((n) => models[n].kind === 'onnx')) rows.push(...(await onnxTrace(models[name], lengths)));
   return { requests: reqs.length, tokens: lengths.reduce((a, b) => a + b, 0), rows };
 }
 
 function printTrace(t) {
-  out(`\n2. Encoder over the trace: ${t.requests} requests, ${t.tokens} tokens; median of ${opt.traceReps} whole passes, each from a` +
+  out(`\n2. Encoders over the trace: ${t.requests} requests, ${t.tokens} tokens; median of ${opt.traceReps} whole passes, each from a` +
     ' fresh cache / session (compiles and session creation included), contenders interleaved');
-  out(table(['threads', 'scheme', 'ms', 'min..max', 'compiles', 'waste', 'compute waste', 'speed-up vs ORT', 'max rel diff'],
-    t.rows.map((r) => [r.threads, r.scheme, fixed(r.ms), `${fixed(r.spread[0])}..${fixed(r.spread[1])}`, r.compiles ?? '-',
+  out(table(['model', 'threads', 'scheme', 'ms', 'min..max', 'compiles', 'waste', 'compute waste', 'speed-up vs ORT', 'max rel diff'],
+    t.rows.map((r) => [r.model, r.threads, r.scheme, fixed(r.ms), `${fixed(r.spread[0])}..${fixed(r.spread[1])}`, r.compiles ?? '-',
       fixed(r.waste, 2), fixed(r.computeWaste, 2), ratio(r.speedup), sci(r.maxRelDiff)])));
-  for (const threads of opt.threads) {
-    const best = t.rows.filter((r) => r.threads === threads && r.scheme.startsWith('rungs')).reduce((a, b) => (a && a.ms <= b.ms ? a : b), null);
+  for (const threads of selected.includes('encoder') ? opt.threads : []) {
+    const best = t.rows.filter((r) => r.model === 'encoder' && r.threads === threads && r.scheme.startsWith('rungs')).reduce((a, b) => (a && a.ms <= b.ms ? a : b), null);
     goal(`trace, ${threads}t: best rungs scheme >= ${GOAL_TRACE}x ORT`, best?.speedup, GOAL_TRACE);
   }
 }

@@ -741,4 +741,77 @@ TEST(CliPlan, ModelCompilesTheBucketsEachLadderUses) {
   EXPECT_NE(bad.out.find("--bucket-dim and --fix apply to .onnx models"), std::string::npos) << bad.out;
 }
 
+// --- .onnx models: the committed encoders (tests/models/onnx) with their torch goldens ----------
+
+const std::string kOnnx = std::string(RUNGS_SOURCE_DIR) + "/tests/models/onnx/";
+
+// An int64 .npy (as np.save writes one): the float32 header with the descr changed, same length.
+std::string int64_npy(const rungs::Shape& shape, const std::vector<int64_t>& data) {
+  std::string bytes = rungs::cli::npy_bytes(shape, {});
+  bytes.replace(bytes.find("'<f4'"), 5, "'<i8'");
+  bytes.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(int64_t));
+  return bytes;
+}
+
+TEST(CliOnnx, RunTakesNpyInputsByNameThroughTheLadderAndMatchesTorch) {
+  std::ifstream f(kOnnx + "bert_post_ln.golden.json");
+  const nlohmann::json g = nlohmann::json::parse(f);
+  const std::string dir = ::testing::TempDir() + "rungs_cli_onnx_" + std::to_string(getpid()) + "/";
+  std::filesystem::create_directories(dir);
+  for (const auto& c : g["cases"]) {
+    if (c["batch"] != 1 || (c["length"] != 17 && c["length"] != 12)) continue;  // every token real; 3 masked
+    std::string inputs;
+    for (const auto& [name, t] : c["inputs"].items()) {
+      std::ofstream(dir + name + ".npy", std::ios::binary) << int64_npy(t["shape"].get<rungs::Shape>(), t["data"].get<std::vector<int64_t>>());
+      inputs += " --input " + name + "=" + dir + name + ".npy";
+    }
+    for (const std::string ladder : {"pow2:8:256", "pow2:8:256+active", "exact"}) {
+      Result r = cli("run " + kOnnx + "bert_post_ln.onnx" + inputs + " --ladder " + ladder + " --format npy -o " + dir + "out");
+      ASSERT_EQ(r.code, 0) << r.out;
+      for (const std::string out : {"last_hidden_state", "pooler_output"}) {
+        auto a = rungs::cli::read_npy(dir + "out/" + out + ".npy", out, 1 << 24);
+        EXPECT_EQ(a.shape, c["outputs"][out]["shape"].get<rungs::Shape>()) << out;
+        const auto want = c["outputs"][out]["data"].get<std::vector<float>>();
+        ASSERT_EQ(a.floats.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_NEAR(a.floats[i], want[i], 1e-4f * std::max(1.f, std::abs(want[i]))) << out << " [" << i << "], " << ladder;
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliOnnx, CheckPaddingTellsTheMaskedEncodersFromTheUnmaskedOne) {
+  for (const std::string m : {"bert_post_ln", "sentence_pre_ln", "distilbert_classifier"}) {
+    Result r = cli("inspect " + kOnnx + m + ".onnx --check-padding --lengths 3,17 --format json");
+    ASSERT_EQ(r.code, 0) << m << r.out;
+    EXPECT_TRUE(json_of(r)["padding_safe"].get<bool>()) << m;
+    EXPECT_EQ(json_of(r)["bucket_dim"], "seq");
+  }
+  Result r = cli("inspect " + kOnnx + "unmasked_mean_encoder.onnx --check-padding --lengths 3,17");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("NOT padding-safe: padded positions reach the real ones"), std::string::npos) << r.out;
+}
+
+TEST(CliOnnx, BucketDimAndFixBindTheSymbols) {
+  const std::string bert = "run " + kOnnx + "bert_post_ln.onnx";
+  Result batch2 = cli(bert + " --fix batch=2 --rows 5 --format json");
+  ASSERT_EQ(batch2.code, 0) << batch2.out;
+  EXPECT_EQ(json_of(batch2)["outputs"][0]["shape"], nlohmann::json::parse("[2, 5, 128]"));
+  Result fixed_seq = cli(bert + " --fix seq=8 --format json");  // no bucket dim left: --rows not needed
+  ASSERT_EQ(fixed_seq.code, 0) << fixed_seq.out;
+  EXPECT_EQ(json_of(fixed_seq)["outputs"][0]["shape"], nlohmann::json::parse("[1, 8, 128]"));
+  Result bad_dim = cli(bert + " --bucket-dim nosuch --rows 3");
+  EXPECT_EQ(bad_dim.code, 1);
+  EXPECT_NE(bad_dim.out.find("bucket_dim: 'nosuch' is not a symbolic dim of the model's inputs (they are: batch, seq)"),
+            std::string::npos)
+      << bad_dim.out;
+  Result bench = cli("bench " + kOnnx + "sentence_pre_ln.onnx --synthetic lognormal:12:20:64:1 --ladder pow2:8:64 --format json");
+  ASSERT_EQ(bench.code, 0) << bench.out;
+  EXPECT_EQ(json_of(bench)["schemes"][0]["served"], 20);
+  Result plan = cli("plan --synthetic lognormal:12:20:64:1 --buckets 2 --model " + kOnnx + "distilbert_classifier.onnx --format json");
+  ASSERT_EQ(plan.code, 0) << plan.out;
+  EXPECT_GE(json_of(plan)["ladders"][0]["model_cost"]["compiles"].get<int>(), 1);
+}
+
 }  // namespace

@@ -90,6 +90,8 @@ TEST(Npy, RefusesWhatItDoesNotReadByName) {
   std::string odd = good;
   odd.replace(odd.find("'shape'"), 7, "'shap3'");
   EXPECT_EQ(error_of([&] { parse_npy(odd, "f"); }), "f: not a .npy file rungs reads: header unknown header key 'shap3'");
+  EXPECT_EQ(error_of([] { parse_npy(npy_bytes({int64_t{1} << 40, int64_t{1} << 40}, {}), "f"); }),
+            "f: not a .npy file rungs reads: its shape [1099511627776, 1099511627776] is too large");
   EXPECT_NE(error_of([] { read_npy(kDir + "int64_1x5.npy", "input 'ids'", 100); }).find("168 bytes, more than the 100"),
             std::string::npos);
 }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // core/import/onnx/onnx_proto.hpp: the one place the frontend reaches the ONNX protobuf classes.
 //
-// Today: Debian's libonnx-dev (the generated onnx-ml classes; ONNX_ML=1 and ONNX_NAMESPACE=onnx
-// come from its CMake target). The frontend uses only accessors the protobuf lite runtime has
-// too (no reflection, no TextFormat, no DebugString), so this header can switch to lite classes
-// generated from onnx.proto without touching the frontend.
+// They are generated at build time by protoc from ONNX's onnx.proto with
+// `option optimize_for = LITE_RUNTIME` and run on protobuf's lite runtime, natively (Debian's
+// libprotobuf-lite) and in WebAssembly (protobuf-lite built with em++ by scripts/setup): the
+// CMake target rungs_onnx_proto (cmake/RungsProtobuf.cmake). The lite classes have the accessors,
+// ParseFromArray / ParseFromString and SerializeToString, but no reflection, TextFormat or
+// DebugString: the frontend uses none of those.
 #pragma once
 
-#include <onnx/onnx_pb.h>
+#include <onnx_lite/onnx.pb.h>
 
 namespace rungs::onnx_import {
 namespace pb = ::onnx;
