@@ -216,7 +216,9 @@ std::string type_of(const json& object, const std::string& where) {
 // {"Sequence": {"id": "A", "type_id": 0}}; returns (kind, id, type_id).
 std::tuple<std::string, std::string, int64_t> template_item(const json& item, const std::string& where) {
   if (!item.is_object() || item.size() != 1) throw Error(ErrorCode::ParseError, where + ": expected one key");
-  const auto& [kind, body] = *item.items().begin();
+  auto first = item.begin();  // the item's one member (its key and value stay valid with `item`)
+  const std::string kind = first.key();
+  const json& body = first.value();
   if (!body.is_object()) throw Error(ErrorCode::ParseError, where + "." + kind + ": expected an object");
   return {kind, get<std::string>(body, "id", "", where + "." + kind), get<int64_t>(body, "type_id", 0, where + "." + kind)};
 }
