@@ -138,37 +138,31 @@ std::vector<int32_t> UnigramTokenizer::encode(std::string_view text) const {
   }
   const size_t n = symbols.size();
 
-  // The lattice: ends[end] lists (start, score, id), starts ascending as the reference visits them.
-  struct Edge {
-    int32_t start;
-    double score;
-    int32_t id;
+  // Viterbi in one forward sweep. The reference first collects every piece ending at each
+  // position, then visits them by ascending start; relaxing each edge from its start as the
+  // starts ascend visits them in the same order, and best[start] is final by then (every edge
+  // into `start` begins before it).
+  std::vector<double> best(n + 1, 0.0);
+  std::vector<int32_t> words(n + 1, 0);
+  auto relax = [&](size_t start, size_t end, double piece_score, int32_t id) {
+    double score = piece_score + best[start];
+    if (best[end] == 0 || score >= best[end]) {
+      best[end] = score;
+      words[end] = id;
+    }
   };
-  std::vector<std::vector<Edge>> ends(n + 1);
   for (size_t i = 0; i < n; ++i) {
     bool matched = false;
     int32_t node = v.child(0, symbols[i]);
     for (size_t k = i; k < n && node >= 0; ++k) {
       const Impl::TrieNode& t = v.nodes[static_cast<size_t>(node)];
       if (t.end) {
-        ends[i + static_cast<size_t>(t.length)].push_back(Edge{static_cast<int32_t>(i), t.score, t.id});
+        relax(i, i + static_cast<size_t>(t.length), t.score, t.id);
         matched = true;
       }
       node = k + 1 < n ? v.child(node, symbols[k + 1]) : -1;
     }
-    if (!matched) ends[i + 1].push_back(Edge{static_cast<int32_t>(i), 0.0, 0});
-  }
-
-  std::vector<double> best(n + 1, 0.0);
-  std::vector<int32_t> words(n + 1, 0);
-  for (size_t end = 0; end <= n; ++end) {
-    for (const Edge& e : ends[end]) {
-      double score = e.score + best[static_cast<size_t>(e.start)];
-      if (best[end] == 0 || score >= best[end]) {
-        best[end] = score;
-        words[end] = e.id;
-      }
-    }
+    if (!matched) relax(i, i + 1, 0.0, 0);  // an unknown character
   }
 
   std::vector<int32_t> reversed;
