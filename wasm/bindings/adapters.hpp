@@ -16,6 +16,7 @@
 #include "rungs/hir.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"
+#include "rungs/text.hpp"
 #include "rungs/types.hpp"
 
 namespace rungs::wasm {
@@ -151,5 +152,21 @@ val model_build(const Model& model, const val& extent);  // [HirModule, {name: F
 HirModule model_build_module(const Model& model, const val& extent);
 std::string model_to_json(const Model& model, const std::string& weights_file);
 val model_weights_bytes(const Model& model, const std::string& dtype);
+
+// ---- tokenizers (rungs::text) ----------------------------------------------------------------
+text::UnigramTokenizer* unigram_parse(const std::string& json, const std::string& source);
+val unigram_encode(const text::UnigramTokenizer& tok, const std::string& text);  // Int32Array
+std::string unigram_piece(const text::UnigramTokenizer& tok, const val& id);
+double unigram_vocab_size(const text::UnigramTokenizer& tok);
+text::WordPieceTokenizer* wordpiece_parse_vocab_txt(const std::string& text, const val& options, const std::string& source);
+text::WordPieceTokenizer* wordpiece_parse_tokenizer_json(const std::string& json, const std::string& source);
+val wordpiece_tokenize(const text::WordPieceTokenizer& tok, const std::string& text);  // string[]
+// {ids, tokens, tokenTypeIds, attentionMask}, the id lists as Int32Array
+val wordpiece_encode(const text::WordPieceTokenizer& tok, const std::string& text, bool add_special_tokens);
+val wordpiece_encode_pair(const text::WordPieceTokenizer& tok, const std::string& text, const std::string& pair,
+                          bool add_special_tokens);
+val wordpiece_token_to_id(const text::WordPieceTokenizer& tok, const std::string& token);  // number or null
+std::string wordpiece_id_to_token(const text::WordPieceTokenizer& tok, const val& id);
+double wordpiece_vocab_size(const text::WordPieceTokenizer& tok);
 
 }  // namespace rungs::wasm

@@ -163,4 +163,19 @@ EMSCRIPTEN_BINDINGS(rungs) {
       .function("toJson", &model_to_json)
       .function("weightsBytes", &wasm::model_weights_bytes);
   function("loadModel", &model_load, allow_raw_pointers());
+
+  class_<text::UnigramTokenizer>("UnigramTokenizer")
+      .class_function("parse", &unigram_parse, allow_raw_pointers())
+      .function("encode", &unigram_encode)
+      .function("piece", &unigram_piece)
+      .function("vocabSize", &unigram_vocab_size);
+  class_<text::WordPieceTokenizer>("WordPieceTokenizer")
+      .class_function("parseVocabTxt", &wordpiece_parse_vocab_txt, allow_raw_pointers())
+      .class_function("parseTokenizerJson", &wordpiece_parse_tokenizer_json, allow_raw_pointers())
+      .function("tokenize", &wordpiece_tokenize)
+      .function("encode", &wordpiece_encode)
+      .function("encodePair", &wordpiece_encode_pair)
+      .function("tokenToId", &wordpiece_token_to_id)
+      .function("idToToken", &wordpiece_id_to_token)
+      .function("vocabSize", &wordpiece_vocab_size);
 }

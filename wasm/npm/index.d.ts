@@ -455,6 +455,64 @@ export declare class Model implements Deletable {
   [Symbol.dispose](): void;
 }
 
+/**
+ * Universal Sentence Encoder Lite's tokenizer (SentencePiece-style unigram), ids equal to
+ * @energetic-ai/embeddings' (docs/text.md). Invalid text never throws: it is tokenized as
+ * TextDecoder would decode it.
+ */
+export declare class UnigramTokenizer implements Deletable {
+  private constructor();
+  /** From the text of a vocab.json ([[piece, score], ...]); `source` names it in errors. */
+  static parse(vocabJson: string, source?: string): UnigramTokenizer;
+  encode(text: string): Int32Array;
+  piece(id: number): string;
+  vocabSize(): number;
+  delete(): void;
+  isDeleted(): boolean;
+  [Symbol.dispose](): void;
+}
+
+/** Settings of BERT's basic tokenizer and WordPiece (C++ WordPieceOptions). */
+export interface WordPieceOptions {
+  cleanText?: boolean;
+  handleChineseChars?: boolean;
+  lowercase?: boolean;
+  /** Unset: as `lowercase`. */
+  stripAccents?: boolean | null;
+  unkToken?: string;
+  clsToken?: string;
+  sepToken?: string;
+  continuingSubwordPrefix?: string;
+  maxInputCharsPerWord?: number;
+}
+
+export interface Encoding {
+  ids: Int32Array;
+  tokens: string[];
+  /** 0 for the first text (with [CLS] and its [SEP]), 1 for the pair. */
+  tokenTypeIds: Int32Array;
+  attentionMask: Int32Array;
+}
+
+/** BERT's WordPiece tokenizer from a vocab.txt or a HuggingFace tokenizer.json (docs/text.md). */
+export declare class WordPieceTokenizer implements Deletable {
+  private constructor();
+  static parseVocabTxt(vocabTxt: string, options?: WordPieceOptions | null, source?: string): WordPieceTokenizer;
+  static parseTokenizerJson(tokenizerJson: string, source?: string): WordPieceTokenizer;
+  /** The word pieces, without special tokens. */
+  tokenize(text: string): string[];
+  /** [CLS] text [SEP] (or the bare pieces). */
+  encode(text: string, addSpecialTokens?: boolean): Encoding;
+  /** [CLS] text [SEP] pair [SEP] (or the bare pieces of both). */
+  encodePair(text: string, pair: string, addSpecialTokens?: boolean): Encoding;
+  tokenToId(token: string): number | null;
+  idToToken(id: number): string;
+  vocabSize(): number;
+  delete(): void;
+  isDeleted(): boolean;
+  [Symbol.dispose](): void;
+}
+
 /** A model from its JSON text and its .safetensors bytes (browsers have no files). */
 export declare function loadModel(jsonText: string | Uint8Array, safetensors: Uint8Array, source?: string): Model;
 

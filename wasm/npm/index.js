@@ -255,6 +255,7 @@ const methodDefaults = {
   },
   Session: { compile: [R, null], compileHir: [R, null] },
   Model: { toJson: [''], weightsBytes: ['F32'] },
+  WordPieceTokenizer: { encode: [R, true], encodePair: [R, R, true] },
 };
 
 const handleMethods = new Set(['constructor', 'delete', 'isDeleted', 'clone', 'deleteLater', 'isAliasOf']);
@@ -317,6 +318,14 @@ export const Session = wrapClass('Session');
 export const CompiledGraph = wrapClass('CompiledGraph');
 export const Model = wrapClass('Model');
 export const BucketedCompileCache = wrapClass('BucketedCompileCache');
+export const UnigramTokenizer = wrapClass('UnigramTokenizer');
+export const WordPieceTokenizer = wrapClass('WordPieceTokenizer');
+// The loaders' optional arguments (docs/text.md): the source names the text in error messages.
+UnigramTokenizer.parse = withDefaults(UnigramTokenizer.parse, 'UnigramTokenizer.parse', [R, 'vocab.json']);
+WordPieceTokenizer.parseVocabTxt = withDefaults(WordPieceTokenizer.parseVocabTxt, 'WordPieceTokenizer.parseVocabTxt',
+  [R, null, 'vocab.txt']);
+WordPieceTokenizer.parseTokenizerJson = withDefaults(WordPieceTokenizer.parseTokenizerJson,
+  'WordPieceTokenizer.parseTokenizerJson', [R, 'tokenizer.json']);
 export const { Device, Activation } = wasm;
 
 // Session.withPolicy returns the session, as in C++.

@@ -10,5 +10,6 @@
 #include "rungs/ladder.hpp"
 #include "rungs/model.hpp"
 #include "rungs/session.hpp"
+#include "rungs/text.hpp"
 #include "rungs/types.hpp"
 #include "rungs/version.hpp"
