@@ -34,5 +34,10 @@ if(RUNGS_BUILD_CLI AND NOT EMSCRIPTEN)
   list(APPEND CMAKE_MODULE_PATH "${CMAKE_CURRENT_LIST_DIR}")
   find_package(Csv REQUIRED)  # libcsv-dev: cmake/FindCsv.cmake
 endif()
+# The ONNX frontend's protobuf classes (core/import/onnx/onnx_proto.hpp): the lite classes
+# generated from onnx.proto over protobuf-lite, both targets (cmake/RungsProtobuf.cmake).
+if(RUNGS_ONNX AND NOT TARGET rungs_onnx_proto)
+  include("${CMAKE_CURRENT_LIST_DIR}/RungsProtobuf.cmake")
+endif()
 # GoogleTest is found in tests/CMakeLists.txt (FindGTest tries GTestConfig.cmake first, which
 # under Emscripten is the em++ build in .deps/googletest-wasm).

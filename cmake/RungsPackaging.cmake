@@ -20,6 +20,10 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "The rungs authors <rungs@localhost>")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # the CLI's libc6 / libstdc++6 / libgcc-s1, from dpkg-shlibdeps
+if(RUNGS_ONNX)
+  # The static library's link dependency (the ONNX frontend's protobuf-lite), for consumers.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libprotobuf-dev (>= 3.21)")
+endif()
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${PROJECT_DESCRIPTION}
  rungs compiles ML compute graphs (MLPs, small transformer encoders) into
  xsimd-vectorized CPU kernels (SSE4.2, AVX2, AVX-512, picked at run time), with a
