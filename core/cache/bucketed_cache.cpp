@@ -254,9 +254,21 @@ bool BucketedCompileCache::active_extent() const { return impl_->active_extent.l
 
 std::optional<PaddedRun> BucketedCompileCache::run_impl(uint64_t key, size_t actual_rows,
                                                         const detail::BuildRef& build,
-                                                        std::span<const CacheRunInput> inputs,
+                                                        std::span<const CacheRunInput> typed_inputs,
                                                         std::span<const size_t> output_inners) {
   const auto t_start = Clock::now();
+  // Typed inputs become f32 first (exactly: an integer past 2^24 throws naming the input, before
+  // anything is counted or compiled). An f32 input is viewed, not copied.
+  std::vector<std::vector<float>> converted(typed_inputs.size());
+  std::vector<std::span<const float>> values(typed_inputs.size());
+  std::vector<CacheRunInput> f32_inputs;
+  f32_inputs.reserve(typed_inputs.size());
+  for (size_t i = 0; i < typed_inputs.size(); ++i) {
+    const CacheRunInput& in = typed_inputs[i];
+    values[i] = in.data.to_f32(converted[i], "run_padded: input '" + std::string(in.name) + "'");
+    f32_inputs.push_back({in.name, values[i], in.row_inner});
+  }
+  const std::span<const CacheRunInput> inputs = f32_inputs;
   const std::optional<size_t> index = impl_->bucket_for(key);
   if (!index) {
     impl_->out_of_range.fetch_add(1, std::memory_order_relaxed);
@@ -306,9 +318,10 @@ std::optional<PaddedRun> BucketedCompileCache::run_impl(uint64_t key, size_t act
     run_ms = ms_since(t0);
   } else {
     padded.reserve(inputs.size());
-    for (const CacheRunInput& in : inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const CacheRunInput& in = inputs[i];
       if (in.row_inner) {
-        padded.push_back(pad_rows(in.data, *in.row_inner, upper));
+        padded.push_back(pad_rows(values[i], *in.row_inner, upper));
         named.push_back({in.name, padded.back()});
       } else {
         named.push_back({in.name, in.data});

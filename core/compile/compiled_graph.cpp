@@ -43,8 +43,10 @@ void CompiledGraph::set_param(std::string_view name, std::span<const float> data
 namespace {
 
 // Matches named inputs to the executor's inputs and checks sizes against `dims`.
+// Non-f32 inputs are converted into `converted` (exactly; an integer past 2^24 throws).
 std::vector<std::span<const float>> match_inputs(const compile::Executor& ex, std::span<const NamedInput> inputs,
-                                                 const compile::RunDims& dims, const char* fn) {
+                                                 const compile::RunDims& dims, const char* fn,
+                                                 std::vector<std::vector<float>>& converted) {
   const auto& names = ex.input_names();
   std::vector<std::span<const float>> data(names.size());
   std::vector<bool> given(names.size(), false);
@@ -65,7 +67,8 @@ std::vector<std::span<const float>> match_inputs(const compile::Executor& ex, st
                                          std::to_string(in.data.size()) + " values, expected " +
                                          std::to_string(d.numel()) + " (" + shape_to_string(s) + ")");
     }
-    data[k] = in.data;
+    converted.resize(names.size());
+    data[k] = in.data.to_f32(converted[k], std::string(fn) + ": input '" + std::string(in.name) + "'");
   }
   for (size_t k = 0; k < names.size(); ++k)
     if (!given[k]) {
@@ -90,7 +93,8 @@ std::vector<std::span<const float>> match_inputs(const compile::Executor& ex, st
 std::vector<std::vector<float>> CompiledGraph::run(std::span<const NamedInput> inputs) const {
   const compile::Executor& ex = *impl_->exec;
   std::shared_lock<std::shared_mutex> lock(impl_->params_mu);
-  auto data = match_inputs(ex, inputs, ex.compiled_dims(), "run");
+  std::vector<std::vector<float>> converted;
+  auto data = match_inputs(ex, inputs, ex.compiled_dims(), "run", converted);
   return ex.run(data, ex.compiled_dims());
 }
 
@@ -123,7 +127,8 @@ std::vector<KernelProfile> CompiledGraph::profile(std::span<const NamedInput> in
     fail(ErrorCode::OutOfRange, "profile: repetitions must be in [1, 100000], got " + std::to_string(repetitions));
   const compile::Executor& ex = *impl_->exec;
   std::shared_lock<std::shared_mutex> lock(impl_->params_mu);
-  auto data = match_inputs(ex, inputs, ex.compiled_dims(), "profile");
+  std::vector<std::vector<float>> converted;
+  auto data = match_inputs(ex, inputs, ex.compiled_dims(), "profile", converted);
   const ir::GraphImpl& g = ex.graph();
   std::vector<double> ns(g.nodes.size(), 0.0);
   ex.run(data, ex.compiled_dims());  // warm-up: caches, thread wake-up, first-touch pages
@@ -219,7 +224,8 @@ std::vector<std::vector<float>> CompiledGraph::run_rows(std::span<const NamedInp
   for (size_t i = 0; i < dims.size(); ++i)
     if (plan->row_axis[i] >= 0) dims[i][plan->row_axis[i]] = rows;
   std::shared_lock<std::shared_mutex> lock(impl_->params_mu);
-  auto data = match_inputs(ex, inputs, dims, "run_rows");
+  std::vector<std::vector<float>> converted;
+  auto data = match_inputs(ex, inputs, dims, "run_rows", converted);
   return ex.run(data, dims);
 }
 

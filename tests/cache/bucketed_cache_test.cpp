@@ -410,6 +410,58 @@ TEST(BucketedCache, RunPaddedMixedPassesUnpaddedInputsThrough) {
   EXPECT_EQ(run->outputs[0], (std::vector<float>{101, 202, 103, 204, 105, 206}));
 }
 
+TEST(BucketedCache, RunPaddedTakesIntegerAndBoolInputsExactly) {
+  // ids as int64 (padded), a bias as int32 and a flag as bool (passed through): the same results
+  // as the f32 values; an id past 2^24 is refused naming the input and the value, before anything
+  // compiles or is counted, in both padded and active-extent modes.
+  for (bool active : {false, true}) {
+    SCOPED_TRACE(active ? "active extent" : "padded");
+    auto c = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 4, 8);
+    c.set_active_extent(active);
+    auto build = [](uint64_t u) {
+      Graph g;
+      Value x = g.input("x", {static_cast<int64_t>(u), 2});
+      Value bias = g.input("bias", {2});
+      Value flag = g.input("flag", {1});
+      g.output("y", g.mul(g.add(x, bias), flag));
+      return g;
+    };
+    const std::vector<int64_t> x{1, -2, 16777216, -16777216, 5, 6};
+    const std::vector<int32_t> bias{100, 200};
+    const bool flag[] = {true};
+    const CacheRunInput in[] = {{"x", x, size_t{2}}, {"bias", bias, std::nullopt}, {"flag", flag, std::nullopt}};
+    const size_t inners[] = {2};
+    auto run = c.run_padded_mixed(3, 3, build, in, inners);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->outputs[0], (std::vector<float>{101, 198, 16777316.f, -16777016.f, 105, 206}));
+    const CacheStats before = c.stats();
+    const std::vector<int64_t> big{1, 2, 3, 16777217};
+    const std::vector<int32_t> neg_big{-16777217, 0};
+    const CacheRunInput bad[] = {{"x", big, size_t{2}}, {"bias", bias, std::nullopt}, {"flag", flag, std::nullopt}};
+    expect_error([&] { c.run_padded_mixed(5, 2, build, bad, inners); }, ErrorCode::InvalidArgument,
+                 "run_padded: input 'x' holds 16777217 at index 3, which f32 cannot hold exactly");
+    const CacheRunInput bad_bias[] = {{"x", x, size_t{2}}, {"bias", neg_big, std::nullopt}, {"flag", flag, std::nullopt}};
+    expect_error([&] { c.run_padded_mixed(3, 3, build, bad_bias, inners); }, ErrorCode::InvalidArgument,
+                 "input 'bias' holds -16777217 at index 0");
+    const CacheStats after = c.stats();
+    EXPECT_EQ(after.runs, before.runs);
+    EXPECT_EQ(after.compiles, before.compiles);
+    EXPECT_EQ(c.compiled_count(), 1u);  // the bucket of key 5 was never compiled
+    // run_padded (every input padded) takes them too (another cache: a bucket keeps its first graph).
+    auto c2 = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 4, 8);
+    c2.set_active_extent(active);
+    const PaddedInput padded[] = {{"x", x, 2}};
+    auto only_x = [](uint64_t u) {
+      Graph g;
+      g.output("y", g.neg(g.input("x", {static_cast<int64_t>(u), 2})));
+      return g;
+    };
+    auto px = c2.run_padded(3, 3, only_x, padded, inners);
+    ASSERT_TRUE(px);
+    EXPECT_EQ(px->outputs[0], (std::vector<float>{-1, 2, -16777216.f, 16777216.f, -5, -6}));
+  }
+}
+
 TEST(BucketedCache, StatsCountRowsRunsAndWaste) {
   auto c = BucketedCompileCache::power_of_two_ladder(Device::Reference, 8, 16);
   const size_t inners[] = {2, 0};

@@ -99,4 +99,45 @@ TEST(Version, IsSemver) {
   EXPECT_EQ(std::count(v.begin(), v.end(), '.'), 2) << v;
 }
 
+TEST(Run, IntegerAndBoolInputsConvertExactly) {
+  Graph g;
+  Value ids = g.input("ids", {2, 3});
+  Value mask = g.input("mask", {2, 3});
+  g.output("y", g.mul(ids, mask));
+  for (Device device : {Device::Cpu, Device::Reference}) {
+    CompiledGraph c = Session(device).compile(g);
+    const std::vector<int64_t> i64{0, 1, -7, 16777216, -16777216, 12345};
+    const std::vector<int32_t> i32{3, 1, -7, 16777216, -16777216, 42};
+    const bool keep[] = {true, false, true, true, true, false};
+    const std::vector<uint8_t> bytes{1, 0, 255, 1, 1, 0};  // any non-zero byte is true
+    const std::vector<float> f32{1, 1, 1, 1, 1, 1};
+    const NamedInput a[] = {{"ids", i64}, {"mask", keep}};
+    EXPECT_EQ(c.run(a)[0], (std::vector<float>{0, 0, -7, 16777216.f, -16777216.f, 0}));
+    const NamedInput b[] = {{"ids", i32}, {"mask", TensorView::bool_bytes(bytes)}};
+    EXPECT_EQ(c.run(b)[0], (std::vector<float>{3, 0, -7, 16777216.f, -16777216.f, 0}));
+    const NamedInput d[] = {{"ids", i64}, {"mask", f32}};  // floats unchanged
+    EXPECT_EQ(c.run(d)[0], (std::vector<float>{0, 1, -7, 16777216.f, -16777216.f, 12345}));
+    EXPECT_EQ(TensorView(i64).dtype(), ElementType::I64);
+    EXPECT_EQ(TensorView(keep).dtype(), ElementType::Bool);
+    EXPECT_EQ(TensorView(f32).dtype(), ElementType::F32);
+    EXPECT_EQ(to_string(ElementType::I32), "i32");
+    // Past 2^24 an integer is refused, naming the input, the value and its index.
+    const std::vector<int64_t> big{0, 1, 2, 3, 4, int64_t{1} << 40};
+    const NamedInput e[] = {{"ids", big}, {"mask", keep}};
+    expect_error([&] { c.run(e); }, ErrorCode::InvalidArgument,
+                 "run: input 'ids' holds 1099511627776 at index 5, which f32 cannot hold exactly");
+    const std::vector<int32_t> odd{16777217, 0, 0, 0, 0, 0};
+    const NamedInput f[] = {{"ids", odd}, {"mask", keep}};
+    expect_error([&] { c.run(f); }, ErrorCode::InvalidArgument, "holds 16777217 at index 0");
+    // Sizes are checked in elements whatever the type.
+    const std::vector<int64_t> short_ids{1, 2};
+    const NamedInput s2[] = {{"ids", short_ids}, {"mask", keep}};
+    expect_error([&] { c.run(s2); }, ErrorCode::ShapeMismatch, "input 'ids' has 2 values, expected 6");
+    // run_rows converts the same way.
+    ASSERT_TRUE(c.prepare_active_rows(2));
+    const NamedInput r[] = {{"ids", std::span<const int64_t>(i64).first(3)}, {"mask", std::span<const bool>(keep).first(3)}};
+    EXPECT_EQ(c.run_rows(r, 1)[0], (std::vector<float>{0, 0, -7}));
+  }
+}
+
 }  // namespace

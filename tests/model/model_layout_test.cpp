@@ -96,7 +96,7 @@ TEST(ModelLayout, CacheInputsFollowTheLayout) {
   ASSERT_EQ(in.size(), 2u);
   EXPECT_EQ(in[0].name, "x");
   EXPECT_EQ(in[0].row_inner, std::optional<size_t>(3));
-  EXPECT_EQ(in[0].data.data(), d[0].data());
+  EXPECT_EQ(in[0].data.f32().data(), d[0].data());
   EXPECT_EQ(in[1].name, "b");
   EXPECT_EQ(in[1].row_inner, std::nullopt);
 

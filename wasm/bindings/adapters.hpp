@@ -50,6 +50,9 @@ template <Value (Graph::*Op)(Value, Value)>
 Value graph_binary(Graph& graph, Value a, Value b) {
   return guarded([&] { return (graph.*Op)(a, b); });
 }
+inline Value graph_where(Graph& graph, Value cond, Value a, Value b) {
+  return guarded([&] { return graph.where(cond, a, b); });
+}
 template <Value (Graph::*Op)(Value, std::vector<int>, bool)>
 Value graph_reduce(Graph& graph, Value x, const val& axes, bool keep_dims) {
   return guarded([&] { return (graph.*Op)(x, to_ints(axes, "reduce: axes"), keep_dims); });

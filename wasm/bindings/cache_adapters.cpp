@@ -100,7 +100,7 @@ val from_run(const std::optional<PaddedRun>& run) {
 // The inputs of runPadded / runPaddedMixed: names and copies owned here, spans handed to C++.
 struct RunInputs {
   std::vector<std::string> names;
-  std::vector<std::vector<float>> data;
+  std::vector<OwnedTensor> data;
   std::vector<std::optional<size_t>> inners;
 
   RunInputs(const val& list, bool mixed, const std::string& what) {
@@ -115,7 +115,7 @@ struct RunInputs {
       }
       names.push_back(item["name"].as<std::string>());
       const std::string named = at + " '" + names.back() + "'";
-      data.push_back(to_floats(item["data"], named + ".data"));
+      data.push_back(to_tensor(item["data"], named + ".data"));
       if (mixed) {
         const val inner = item["rowInner"];
         inners.push_back(is_nullish(inner) ? std::nullopt
@@ -251,7 +251,7 @@ val cache_run_padded(JsCache& js, const val& key, const val& actual_rows, const 
     auto& cache = cache_of(js);
     const RunInputs in(inputs, false, "runPadded");
     std::vector<PaddedInput> padded;
-    for (size_t i = 0; i < in.names.size(); ++i) padded.push_back({in.names[i], in.data[i], *in.inners[i]});
+    for (size_t i = 0; i < in.names.size(); ++i) padded.push_back({in.names[i], in.data[i].view(), *in.inners[i]});
     const auto inners = to_inners(output_inners, "runPadded: outputInners");
     const uint64_t k = to_u64(key, "runPadded: key");
     const uint64_t actual = to_u64(actual_rows, "runPadded: actualRows");
@@ -268,7 +268,7 @@ val cache_run_padded_mixed(JsCache& js, const val& key, const val& actual_rows, 
     auto& cache = cache_of(js);
     const RunInputs in(inputs, true, "runPaddedMixed");
     std::vector<CacheRunInput> mixed;
-    for (size_t i = 0; i < in.names.size(); ++i) mixed.push_back({in.names[i], in.data[i], in.inners[i]});
+    for (size_t i = 0; i < in.names.size(); ++i) mixed.push_back({in.names[i], in.data[i].view(), in.inners[i]});
     const auto inners = to_inners(output_inners, "runPaddedMixed: outputInners");
     const uint64_t k = to_u64(key, "runPaddedMixed: key");
     const uint64_t actual = to_u64(actual_rows, "runPaddedMixed: actualRows");

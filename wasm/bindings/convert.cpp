@@ -150,6 +150,45 @@ std::vector<float> to_floats(const val& data, const std::string& what) {
   return emscripten::convertJSArrayToNumberVector<float>(data);  // one TypedArray.set
 }
 
+TensorView OwnedTensor::view() const {
+  return std::visit(
+      [](const auto& v) -> TensorView {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<uint8_t>>) return TensorView::bool_bytes(v);
+        else return TensorView(v);
+      },
+      values);
+}
+
+size_t OwnedTensor::size() const {
+  return std::visit([](const auto& v) { return v.size(); }, values);
+}
+
+OwnedTensor to_tensor(const val& data, const std::string& what) {
+  OwnedTensor t;
+  if (is_instance(data, "Float32Array")) {
+    t.values = emscripten::convertJSArrayToNumberVector<float>(data);
+  } else if (is_instance(data, "Int32Array")) {
+    t.values = emscripten::convertJSArrayToNumberVector<int32_t>(data);
+  } else if (is_instance(data, "Uint8Array")) {
+    t.values = emscripten::convertJSArrayToNumberVector<uint8_t>(data);
+  } else if (is_instance(data, "BigInt64Array")) {
+    // Copied as its 32-bit halves (little-endian, as wasm): a bulk TypedArray.set needs no BigInt
+    // support in the module, which Emscripten 3.1.6 builds without.
+    const unsigned n = data["length"].as<unsigned>();
+    const val halves = val::global("Int32Array").new_(data["buffer"], data["byteOffset"], val(2 * n));
+    const auto words = emscripten::convertJSArrayToNumberVector<int32_t>(halves);
+    std::vector<int64_t> v(n);
+    for (unsigned i = 0; i < n; ++i)
+      v[i] = static_cast<int64_t>((static_cast<uint64_t>(static_cast<uint32_t>(words[2 * i + 1])) << 32) |
+                                  static_cast<uint32_t>(words[2 * i]));
+    t.values = std::move(v);
+  } else {
+    fail(ErrorCode::InvalidArgument, what + " must be a Float32Array, BigInt64Array, Int32Array or Uint8Array (bool), got " +
+                                         type_name(data) + convert_hint(data, "Float32Array"));
+  }
+  return t;
+}
+
 std::vector<uint8_t> to_bytes(const val& data, const std::string& what) {
   if (!is_instance(data, "Uint8Array")) {
     fail(ErrorCode::InvalidArgument,

@@ -25,6 +25,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "rungs/error.hpp"
@@ -64,6 +65,15 @@ Shape to_shape(const val& shape, const std::string& what);
 std::vector<int> to_ints(const val& list, const std::string& what);
 std::vector<uint64_t> to_keys(const val& list, const std::string& what);  // array or typed array
 std::vector<float> to_floats(const val& data, const std::string& what);   // a Float32Array
+// A run input's values in the JS type they came in: Float32Array, BigInt64Array, Int32Array or
+// Uint8Array (bool: 0 false, anything else true), copied; view() is what the run APIs take
+// (converted to f32 exactly there: an integer past 2^24 is an InvalidArgument naming the input).
+struct OwnedTensor {
+  std::variant<std::vector<float>, std::vector<int64_t>, std::vector<int32_t>, std::vector<uint8_t>> values;
+  TensorView view() const;
+  size_t size() const;
+};
+OwnedTensor to_tensor(const val& data, const std::string& what);
 std::vector<uint8_t> to_bytes(const val& data, const std::string& what);  // a Uint8Array
 std::vector<Range> to_ranges(const val& list, const std::string& what);   // [{start, end}]
 std::optional<PrecisionPolicy> to_policy(const val& v, const std::string& what);  // name or null

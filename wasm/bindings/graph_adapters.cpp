@@ -17,9 +17,10 @@ std::optional<Value> to_optional_value(const val& v, const std::string& what) {
   return Value{static_cast<uint32_t>(to_u64(v["id"], what + ".id"))};
 }
 
-// {name: Float32Array} -> the named spans run() takes; `data` owns the copies.
+// {name: Float32Array | BigInt64Array | Int32Array | Uint8Array} -> the named views run() takes;
+// `data` owns the copies.
 std::vector<NamedInput> to_named_inputs(const val& inputs, std::vector<std::string>& names,
-                                        std::vector<std::vector<float>>& data, const std::string& what) {
+                                        std::vector<OwnedTensor>& data, const std::string& what) {
   if (inputs.typeOf().as<std::string>() != "object" || inputs.isNull() || inputs.isArray()) {
     fail(ErrorCode::InvalidArgument, what + ": inputs must be an object {name: Float32Array}");
   }
@@ -29,10 +30,10 @@ std::vector<NamedInput> to_named_inputs(const val& inputs, std::vector<std::stri
   data.resize(n);
   for (unsigned i = 0; i < n; ++i) {
     names[i] = keys[i].as<std::string>();
-    data[i] = to_floats(inputs[names[i]], what + ": input '" + names[i] + "'");
+    data[i] = to_tensor(inputs[names[i]], what + ": input '" + names[i] + "'");
   }
   std::vector<NamedInput> named(n);
-  for (unsigned i = 0; i < n; ++i) named[i] = {names[i], data[i]};
+  for (unsigned i = 0; i < n; ++i) named[i] = {names[i], data[i].view()};
   return named;
 }
 
@@ -228,7 +229,7 @@ GraphPtr session_compile_hir(Session& session, const HirModule& module, const va
 val compiled_run(const CompiledGraph& compiled, const val& inputs) {
   return guarded([&] {
     std::vector<std::string> names;
-    std::vector<std::vector<float>> data;
+    std::vector<OwnedTensor> data;
     return from_outputs(compiled.run(to_named_inputs(inputs, names, data, "run")));
   });
 }
@@ -236,7 +237,7 @@ val compiled_run(const CompiledGraph& compiled, const val& inputs) {
 val compiled_run_rows(const CompiledGraph& compiled, const val& inputs, const val& rows) {
   return guarded([&] {
     std::vector<std::string> names;
-    std::vector<std::vector<float>> data;
+    std::vector<OwnedTensor> data;
     const auto named = to_named_inputs(inputs, names, data, "runRows");
     return from_outputs(compiled.run_rows(named, to_i64(rows, "runRows: rows")));
   });

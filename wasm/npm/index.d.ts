@@ -108,6 +108,16 @@ export declare class Graph implements Deletable {
   div(a: Value, b: Value): Value;
   maximum(a: Value, b: Value): Value;
   minimum(a: Value, b: Value): Value;
+  /** std::pow per element (pow(NaN, 0) is 1), numpy broadcasting. */
+  pow(x: Value, y: Value): Value;
+  /** Comparisons: 1 where true, 0 where false (false for NaN), numpy broadcasting. */
+  equal(a: Value, b: Value): Value;
+  less(a: Value, b: Value): Value;
+  greater(a: Value, b: Value): Value;
+  lessEqual(a: Value, b: Value): Value;
+  greaterEqual(a: Value, b: Value): Value;
+  /** cond != 0 ? a : b, all three broadcast. */
+  where(cond: Value, a: Value, b: Value): Value;
   relu(x: Value): Value;
   gelu(x: Value): Value;
   geluTanh(x: Value): Value;
@@ -120,6 +130,11 @@ export declare class Graph implements Deletable {
   rsqrt(x: Value): Value;
   neg(x: Value): Value;
   abs(x: Value): Value;
+  erf(x: Value): Value;
+  sin(x: Value): Value;
+  cos(x: Value): Value;
+  /** x == 0 ? 1 : 0 */
+  logicalNot(x: Value): Value;
   softmax(x: Value, axis?: number): Value;
   layerNorm(x: Value, gamma: Value, beta: Value, eps?: number): Value;
   rmsNorm(x: Value, gamma: Value, eps?: number): Value;
@@ -226,7 +241,7 @@ export interface CompileReport {
 export declare class CompiledGraph implements Deletable {
   private constructor();
   /** One Float32Array per output, in declared order. Inputs are copied in once each. */
-  run(inputs: Record<string, Float32Array>): Float32Array[];
+  run(inputs: Record<string, InputArray>): Float32Array[];
   setParam(name: string, data: Float32Array): void;
   inputNames(): string[];
   outputNames(): string[];
@@ -240,7 +255,7 @@ export declare class CompiledGraph implements Deletable {
   prepareActiveRows(extent: number): boolean;
   activeRowsSupported(): boolean;
   activeRowsReason(): string;
-  runRows(inputs: Record<string, Float32Array>, rows: number): Float32Array[];
+  runRows(inputs: Record<string, InputArray>, rows: number): Float32Array[];
   elementsComputed(): number;
   delete(): void;
   isDeleted(): boolean;
@@ -281,16 +296,23 @@ export type HirWithParamsBuild = (upper: number) => [HirModule, ParamMap];
 /** Any build the cache takes; a Model builds itself at `upper` in C++ (no weights copied via JS). */
 export type AnyBuild = GraphBuild | HirBuild | GraphWithParamsBuild | HirWithParamsBuild | Model;
 
+/**
+ * A run input's values: Float32Array, or integers (BigInt64Array, Int32Array) or booleans
+ * (Uint8Array, 0 false, else true) converted exactly to f32; an integer past 2^24 in magnitude
+ * throws an InvalidArgument error naming the input and the value.
+ */
+export type InputArray = Float32Array | BigInt64Array | Int32Array | Uint8Array;
+
 export interface PaddedInput {
   name: string;
   /** [rows, inner] row-major. */
-  data: Float32Array;
+  data: InputArray;
   inner: number;
 }
 
 export interface CacheRunInput {
   name: string;
-  data: Float32Array;
+  data: InputArray;
   /** null or absent: passed through unpadded. */
   rowInner?: number | null;
 }

@@ -157,7 +157,8 @@ const argChecks = {
   'Graph.output': [null, valueArg('value')],
   'Graph.shape': [valueArg('value')],
 };
-for (const op of ['relu', 'gelu', 'geluTanh', 'silu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'rsqrt', 'neg', 'abs']) {
+for (const op of ['relu', 'gelu', 'geluTanh', 'silu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'rsqrt', 'neg', 'abs',
+  'erf', 'sin', 'cos', 'logicalNot']) {
   argChecks[`Graph.${op}`] = [valueArg('x')];
 }
 for (const op of ['sum', 'mean', 'max']) argChecks[`Graph.${op}`] = [valueArg('x'), null, boolArg('keepDims')];
@@ -166,10 +167,12 @@ argChecks['ladder.linear'] = [null, null, null, boolArg('head')];
 argChecks['ladder.geometric'] = [null, null, numberArg('ratio'), boolArg('head')];
 argChecks['ladder.fromExtents'] = [null, boolArg('head')];
 argChecks['ladder.lognormalTrace'] = [numberArg('median'), null, null, null, numberArg('sigma')];
-for (const op of ['matmul', 'add', 'sub', 'mul', 'div', 'maximum', 'minimum']) {
+for (const op of ['matmul', 'add', 'sub', 'mul', 'div', 'maximum', 'minimum', 'pow', 'equal', 'less', 'greater',
+  'lessEqual', 'greaterEqual']) {
   argChecks[`Graph.${op}`] = [valueArg('a'), valueArg('b')];
 }
 argChecks['Graph.gather'] = [valueArg('table'), valueArg('indices')];
+argChecks['Graph.where'] = [valueArg('cond'), valueArg('a'), valueArg('b')];
 
 // Checks the arguments given; a missing one (past the end) is left to Embind's own count check,
 // which names the call and the count (constructors check every position: `new Session()`).

@@ -36,16 +36,17 @@ struct BucketEntry {
 };
 
 // An input whose outer axis is the bucketed one: data is [rows, inner], padded to upper rows.
+// data is in its own element type (TensorView, converted exactly to f32 as CompiledGraph::run does).
 struct PaddedInput {
   std::string_view name;
-  std::span<const float> data;
+  TensorView data;
   size_t inner;
 };
 
 // As PaddedInput, but row_inner == std::nullopt passes the input through unpadded.
 struct CacheRunInput {
   std::string_view name;
-  std::span<const float> data;
+  TensorView data;
   std::optional<size_t> row_inner;
 };
 

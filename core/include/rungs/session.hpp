@@ -43,9 +43,11 @@ struct CompileOptions {
   std::optional<size_t> max_arena_bytes;
 };
 
+// One input by name, in its own element type (TensorView: f32, int64, int32 or bool, converted
+// exactly to f32; a float span or vector converts implicitly).
 struct NamedInput {
   std::string_view name;
-  std::span<const float> data;
+  TensorView data;
 };
 
 struct PassReport {
@@ -102,7 +104,8 @@ class CompiledGraph {
   // never a mix (it waits for runs in flight, and runs wait for it).
   void set_param(std::string_view name, std::span<const float> data);
   // One vector per output, in declared order. Throws UnknownName, MissingInput, ShapeMismatch,
-  // ParamNotSet. Safe to call from several threads at once.
+  // ParamNotSet, and InvalidArgument for an integer input value f32 cannot hold exactly (|v| >
+  // 2^24), naming the input and the value. Safe to call from several threads at once.
   std::vector<std::vector<float>> run(std::span<const NamedInput> inputs) const;
   // Runs `repetitions` times (after one warm-up run) with every kernel timed; one entry per kernel
   // in execution order. The same checks as run(); repetitions must be in [1, 100000].
