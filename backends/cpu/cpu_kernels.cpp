@@ -31,6 +31,8 @@ CpuCoverage cpu_coverage(ir::Op op) {
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Maximum: case Op::Minimum:
     case Op::Relu: case Op::Gelu: case Op::GeluTanh: case Op::Silu: case Op::Sigmoid: case Op::Tanh:
     case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Rsqrt: case Op::Neg: case Op::Abs:
+    case Op::Pow: case Op::Equal: case Op::Less: case Op::Greater: case Op::LessEqual: case Op::GreaterEqual:
+    case Op::Erf: case Op::Sin: case Op::Cos: case Op::LogicalNot: case Op::Where:
     case Op::FusedElementwise:
     case Op::Softmax: case Op::LayerNorm: case Op::RmsNorm: case Op::FusedAddNorm:
     case Op::ReduceSum: case Op::ReduceMean: case Op::ReduceMax:

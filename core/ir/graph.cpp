@@ -232,6 +232,30 @@ Value Graph::mul(Value a, Value b) { return binary(*impl_, Op::Mul, a, b); }
 Value Graph::div(Value a, Value b) { return binary(*impl_, Op::Div, a, b); }
 Value Graph::maximum(Value a, Value b) { return binary(*impl_, Op::Maximum, a, b); }
 Value Graph::minimum(Value a, Value b) { return binary(*impl_, Op::Minimum, a, b); }
+Value Graph::pow(Value x, Value y) { return binary(*impl_, Op::Pow, x, y); }
+Value Graph::equal(Value a, Value b) { return binary(*impl_, Op::Equal, a, b); }
+Value Graph::less(Value a, Value b) { return binary(*impl_, Op::Less, a, b); }
+Value Graph::greater(Value a, Value b) { return binary(*impl_, Op::Greater, a, b); }
+Value Graph::less_equal(Value a, Value b) { return binary(*impl_, Op::LessEqual, a, b); }
+Value Graph::greater_equal(Value a, Value b) { return binary(*impl_, Op::GreaterEqual, a, b); }
+
+Value Graph::where(Value cond, Value a, Value b) {
+  const Shape& sc = node_of(*impl_, cond, "where").shape;
+  const Shape& sa = node_of(*impl_, a, "where").shape;
+  const Shape& sb = node_of(*impl_, b, "where").shape;
+  auto ab = ir::broadcast_shapes(sa, sb);
+  auto out = ab ? ir::broadcast_shapes(sc, *ab) : std::nullopt;
+  if (!out)
+    fail(ErrorCode::ShapeMismatch, "where: shapes " + shape_to_string(sc) + " (cond), " + shape_to_string(sa) +
+                                       " (a) and " + shape_to_string(sb) +
+                                       " (b) do not broadcast (each dimension must match or be 1, aligned from the right)");
+  check_shape(*out, "where");
+  Node n;
+  n.op = Op::Where;
+  n.in = {cond.id, a.id, b.id};
+  n.shape = *out;
+  return push(*impl_, std::move(n));
+}
 
 Value Graph::relu(Value x) { return unary(*impl_, Op::Relu, x); }
 Value Graph::gelu(Value x) { return unary(*impl_, Op::Gelu, x); }
@@ -245,6 +269,10 @@ Value Graph::sqrt(Value x) { return unary(*impl_, Op::Sqrt, x); }
 Value Graph::rsqrt(Value x) { return unary(*impl_, Op::Rsqrt, x); }
 Value Graph::neg(Value x) { return unary(*impl_, Op::Neg, x); }
 Value Graph::abs(Value x) { return unary(*impl_, Op::Abs, x); }
+Value Graph::erf(Value x) { return unary(*impl_, Op::Erf, x); }
+Value Graph::sin(Value x) { return unary(*impl_, Op::Sin, x); }
+Value Graph::cos(Value x) { return unary(*impl_, Op::Cos, x); }
+Value Graph::logical_not(Value x) { return unary(*impl_, Op::LogicalNot, x); }
 
 Value Graph::softmax(Value x, int axis) {
   const Shape& s = node_of(*impl_, x, "softmax").shape;

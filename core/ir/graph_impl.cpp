@@ -19,6 +19,12 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::FusedAddNorm) + 1> kOps = {
     {"div", OpClass::Binary},
     {"maximum", OpClass::Binary},
     {"minimum", OpClass::Binary},
+    {"pow", OpClass::Binary},
+    {"equal", OpClass::Binary},
+    {"less", OpClass::Binary},
+    {"greater", OpClass::Binary},
+    {"less_equal", OpClass::Binary},
+    {"greater_equal", OpClass::Binary},
     {"relu", OpClass::Unary},
     {"gelu", OpClass::Unary},
     {"gelu_tanh", OpClass::Unary},
@@ -31,6 +37,11 @@ constexpr std::array<OpInfo, static_cast<size_t>(Op::FusedAddNorm) + 1> kOps = {
     {"rsqrt", OpClass::Unary},
     {"neg", OpClass::Unary},
     {"abs", OpClass::Unary},
+    {"erf", OpClass::Unary},
+    {"sin", OpClass::Unary},
+    {"cos", OpClass::Unary},
+    {"logical_not", OpClass::Unary},
+    {"where", OpClass::Ternary},
     {"softmax", OpClass::Other},
     {"layer_norm", OpClass::Other},
     {"rms_norm", OpClass::Other},
@@ -135,7 +146,8 @@ std::string node_to_text(const GraphImpl& g, uint32_t id) {
         const Instr& in = n.prog[i];
         if (i) os << "; ";
         os << "r" << in.dst << "=" << op_name(in.op) << "(" << reg(in.a, in.imm);
-        if (is_binary(in.op)) os << ", " << reg(in.b, in.imm);
+        if (is_binary(in.op) || is_ternary(in.op)) os << ", " << reg(in.b, in.imm);
+        if (is_ternary(in.op)) os << ", " << reg(in.c, in.imm);
         os << ")";
       }
       os << "}";

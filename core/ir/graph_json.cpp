@@ -266,6 +266,10 @@ Value unary_op(Graph& g, Op op, Value x) {
     case Op::Rsqrt: return g.rsqrt(x);
     case Op::Neg: return g.neg(x);
     case Op::Abs: return g.abs(x);
+    case Op::Erf: return g.erf(x);
+    case Op::Sin: return g.sin(x);
+    case Op::Cos: return g.cos(x);
+    case Op::LogicalNot: return g.logical_not(x);
     default: internal_check(false, "graph JSON: not a unary op");
   }
   return x;
@@ -279,6 +283,12 @@ Value binary_op(Graph& g, Op op, Value a, Value b) {
     case Op::Div: return g.div(a, b);
     case Op::Maximum: return g.maximum(a, b);
     case Op::Minimum: return g.minimum(a, b);
+    case Op::Pow: return g.pow(a, b);
+    case Op::Equal: return g.equal(a, b);
+    case Op::Less: return g.less(a, b);
+    case Op::Greater: return g.greater(a, b);
+    case Op::LessEqual: return g.less_equal(a, b);
+    case Op::GreaterEqual: return g.greater_equal(a, b);
     default: internal_check(false, "graph JSON: not a binary op");
   }
   return a;
@@ -294,6 +304,11 @@ Value build_node(Graph& g, const NodeReader& r, Op op) {
     r.allow({"in"}, name);
     auto in = r.inputs(name, 2);
     return binary_op(g, op, in[0], in[1]);
+  }
+  if (op == Op::Where) {
+    r.allow({"in"}, name);
+    auto in = r.inputs(name, 3);
+    return g.where(in[0], in[1], in[2]);
   }
   switch (op) {
     case Op::Input:

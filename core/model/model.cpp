@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/check.hpp"
+#include "core/model/frontend.hpp"
 #include "core/model/model_spec.hpp"
 #include "core/model/safetensors.hpp"
 
@@ -23,10 +24,10 @@ std::string_view to_string(TensorDType dtype) {
 }
 
 struct Model::Impl {
-  model::ModelSpec spec;
-  std::string source;                // the description's name in messages
+  std::shared_ptr<const model::Frontend> frontend;  // immutable, shared between copies
+  const model::ModelSpec* spec = nullptr;           // JSON models only: the description in frontend
+  std::string source;                // the file's name in messages
   std::vector<ModelParam> params;    // creation order
-  std::vector<size_t> param_block;   // the block that creates params[i]
   ParamMap weights;
   bool has_weights = false;
   // Along the bucket dim, found by building the module at two extents: per input and output, the
@@ -39,9 +40,12 @@ struct Model::Impl {
   std::vector<Port> input_ports, output_ports;
   std::vector<InputRole> input_roles;
   std::vector<uint64_t> input_vocabs;
+  std::vector<std::string> input_names;  // what cache_inputs' results view
 };
 
 namespace {
+
+using model::Frontend;
 
 constexpr uint64_t kMaxDescriptionBytes = 64u << 20;
 
@@ -102,10 +106,62 @@ HirModule build_at(const model::ModelSpec& spec, const std::string& source, int6
   return m;
 }
 
+std::vector<Frontend::Role> json_roles(const model::ModelSpec& spec) {
+  std::vector<Frontend::Role> out;
+  for (const model::InputSpec& in : spec.inputs) {
+    Frontend::Role r;
+    for (const model::BlockSpec& block : spec.blocks) {
+      if (block.mask == in.name) r.role = InputRole::Mask;
+      if (block.op == model::BlockOp::Embedding && block.inputs.at(0) == in.name) {
+        r.role = InputRole::Ids;
+        const auto v = static_cast<uint64_t>(block.vocab);
+        r.vocab = r.vocab ? std::min(r.vocab, v) : v;
+      }
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+// A JSON description (docs/model-format.md) as a Frontend.
+class JsonFrontend final : public Frontend {
+ public:
+  model::ModelSpec spec;
+  std::string source;
+  std::vector<std::pair<std::string, size_t>> param_block;  // param -> the block that creates it
+
+  std::string_view format() const override { return "json"; }
+  const std::string& name() const override { return spec.name; }
+  const std::string& bucket_dim() const override { return spec.bucket_dim; }
+  const std::string& description() const override { return spec.description; }
+  std::vector<ModelInput> inputs(int64_t extent) const override {
+    std::vector<ModelInput> out;
+    for (const auto& in : spec.inputs) out.push_back({in.name, shape_at(in.shape, extent), ElementType::F32});
+    return out;
+  }
+  std::vector<std::string> output_names() const override {
+    std::vector<std::string> out;
+    for (const auto& o : spec.outputs) out.push_back(o.name);
+    return out;
+  }
+  std::vector<ElementType> output_types() const override {
+    return std::vector<ElementType>(spec.outputs.size(), ElementType::F32);
+  }
+  HirModule build(int64_t extent) const override {
+    return build_at(spec, "model '" + spec.name + "'", extent, nullptr);
+  }
+  std::vector<Role> input_roles() const override { return json_roles(spec); }
+  std::string param_origin(const std::string& param) const override {
+    for (const auto& [name, block] : param_block)
+      if (name == param) return "created by " + model::block_label(spec, block);
+    return "not created by any block";
+  }
+};
+
 // Checks the description against the HirModule it builds and records its params. A bucketed
 // model is built at two extents: a param whose shape follows the bucket dim cannot have weights.
-void resolve_params(Model::Impl& impl) {
-  const auto& spec = impl.spec;
+void resolve_params(Model::Impl& impl, JsonFrontend& json) {
+  const auto& spec = json.spec;
   std::vector<size_t> counts;
   std::vector<std::pair<std::string, Shape>> params;
   const int64_t probe_a = 2, probe_b = 3;
@@ -132,25 +188,45 @@ void resolve_params(Model::Impl& impl) {
   }
   std::map<std::string, size_t> seen;
   impl.params.clear();
-  impl.param_block.clear();
+  json.param_block.clear();
   size_t block = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     while (block < counts.size() && counts[block] <= i) ++block;
     if (auto it = seen.find(params[i].first); it != seen.end()) {
       fail(ErrorCode::ParseError, impl.source + ": " + model::block_label(spec, block) + ": param '" +
                                       params[i].first + "' is already created by " +
-                                      model::block_label(spec, impl.param_block[it->second]) +
+                                      model::block_label(spec, json.param_block[it->second].second) +
                                       "; give the blocks distinct names");
     }
     seen[params[i].first] = i;
     impl.params.push_back({params[i].first, params[i].second, TensorDType::F32});
-    impl.param_block.push_back(block);
+    json.param_block.emplace_back(params[i].first, block);
   }
 }
 
+// Any other frontend: the params the module creates at two probe extents, which must agree.
+void resolve_frontend_params(Model::Impl& impl) {
+  const Frontend& f = *impl.frontend;
+  const auto a = f.build(2).params();
+  if (!f.bucket_dim().empty()) {
+    const auto b = f.build(3).params();
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      if (a[i] != b[i]) {
+        fail(ErrorCode::ParseError, impl.source + ": weight '" + a[i].first + "' has shape " +
+                                        shape_to_string(a[i].second) + " at " + f.bucket_dim() + "=2 but '" +
+                                        b[i].first + "' " + shape_to_string(b[i].second) + " at " +
+                                        f.bucket_dim() + "=3: a weight's shape may not depend on the bucket dim");
+      }
+    }
+    internal_check(a.size() == b.size(), "model: param count depends on the extent");
+  }
+  impl.params.clear();
+  for (const auto& [name, shape] : a) impl.params.push_back({name, shape, TensorDType::F32});
+}
+
 std::string param_text(const Model::Impl& impl, size_t i) {
-  return "'" + impl.params[i].name + "' " + shape_to_string(impl.params[i].shape) + " (created by " +
-         model::block_label(impl.spec, impl.param_block[i]) + ")";
+  return "'" + impl.params[i].name + "' " + shape_to_string(impl.params[i].shape) + " (" +
+         impl.frontend->param_origin(impl.params[i].name) + ")";
 }
 
 // Matches a weights file against the params: exactly the same names, each with the same shape.
@@ -166,8 +242,8 @@ void attach_file(Model::Impl& impl, safetensors::File file, const std::string& w
     if (it->second->shape != impl.params[i].shape) {
       fail(ErrorCode::ParseError, weights_source + ": tensor '" + impl.params[i].name + "' has shape " +
                                       shape_to_string(it->second->shape) + ", but " + impl.source + " expects " +
-                                      shape_to_string(impl.params[i].shape) + " (created by " +
-                                      model::block_label(impl.spec, impl.param_block[i]) + ")");
+                                      shape_to_string(impl.params[i].shape) + " (" +
+                                      impl.frontend->param_origin(impl.params[i].name) + ")");
     }
   }
   if (file.tensors.size() != impl.params.size()) {
@@ -192,10 +268,10 @@ void attach_file(Model::Impl& impl, safetensors::File file, const std::string& w
 }
 
 int64_t checked_extent(const Model::Impl& impl, uint64_t extent) {
-  if (impl.spec.bucket_dim.empty()) return 1;
+  if (impl.frontend->bucket_dim().empty()) return 1;
   if (extent < 1 || extent > Model::max_extent()) {
-    fail(ErrorCode::OutOfRange, "model '" + impl.spec.name + "': extent " + std::to_string(extent) +
-                                    " for bucket dim '" + impl.spec.bucket_dim + "' is outside [1, " +
+    fail(ErrorCode::OutOfRange, "model '" + impl.frontend->name() + "': extent " + std::to_string(extent) +
+                                    " for bucket dim '" + impl.frontend->bucket_dim() + "' is outside [1, " +
                                     std::to_string(Model::max_extent()) + "]");
   }
   return static_cast<int64_t>(extent);
@@ -206,10 +282,10 @@ constexpr int64_t kProbe = 2;
 // The ports' bucket axes: the axis whose size is the extent itself at two extents (a module has
 // no block that scales the bucket dim), and what each input feeds.
 void resolve_layouts(Model::Impl& impl) {
-  const model::ModelSpec& spec = impl.spec;
-  const Graph a = build_at(spec, impl.source, kProbe, nullptr).lower();
+  const Frontend& f = *impl.frontend;
+  const Graph a = f.build(kProbe).lower();
   std::optional<Graph> b;
-  if (!spec.bucket_dim.empty()) b = build_at(spec, impl.source, kProbe + 1, nullptr).lower();
+  if (!f.bucket_dim().empty()) b = f.build(kProbe + 1).lower();
   auto ports = [&](const std::vector<std::pair<std::string, Shape>>& at_a,
                    const std::vector<std::pair<std::string, Shape>>* at_b) {
     std::vector<Model::Impl::Port> out;
@@ -231,28 +307,23 @@ void resolve_layouts(Model::Impl& impl) {
   const auto outs_b = b ? b->outputs() : std::vector<std::pair<std::string, Shape>>{};
   impl.input_ports = ports(a.inputs(), b ? &ins_b : nullptr);
   impl.output_ports = ports(a.outputs(), b ? &outs_b : nullptr);
-  for (const model::InputSpec& in : spec.inputs) {
-    InputRole role = InputRole::Values;
-    uint64_t vocab = 0;
-    for (const model::BlockSpec& block : spec.blocks) {
-      if (block.mask == in.name) role = InputRole::Mask;
-      if (block.op == model::BlockOp::Embedding && block.inputs.at(0) == in.name) {
-        role = InputRole::Ids;
-        const auto v = static_cast<uint64_t>(block.vocab);
-        vocab = vocab ? std::min(vocab, v) : v;
-      }
-    }
-    impl.input_roles.push_back(role);
-    impl.input_vocabs.push_back(vocab);
+  impl.input_roles.clear();
+  impl.input_vocabs.clear();
+  impl.input_names.clear();
+  for (const auto& [name, shape] : a.inputs()) impl.input_names.push_back(name);
+  for (const Frontend::Role& r : f.input_roles()) {
+    impl.input_roles.push_back(r.role);
+    impl.input_vocabs.push_back(r.vocab);
   }
 }
 
 // shapes: each port's shape at `extent`.
 std::vector<BucketLayout> layouts(const std::vector<std::pair<std::string, Shape>>& shapes,
-                                  const std::vector<Model::Impl::Port>& ports, int64_t extent) {
+                                  const std::vector<Model::Impl::Port>& ports, int64_t extent,
+                                  const std::vector<ElementType>& types) {
   std::vector<BucketLayout> out;
   for (size_t i = 0; i < ports.size(); ++i) {
-    BucketLayout l{shapes[i].first, shapes[i].second, ports[i].follows, std::nullopt};
+    BucketLayout l{shapes[i].first, shapes[i].second, ports[i].follows, std::nullopt, types.at(i)};
     if (ports[i].axis >= 0) {
       const auto axis = static_cast<size_t>(ports[i].axis);
       bool rows = true;
@@ -275,11 +346,47 @@ uint64_t splitmix64(uint64_t& state) {
 std::unique_ptr<Model::Impl> parse_impl(std::string_view json_text, std::string_view source) {
   auto impl = std::make_unique<Model::Impl>();
   impl->source = std::string(source);
-  impl->spec = model::parse_spec(json_text, source);
-  resolve_params(*impl);
+  auto json = std::make_shared<JsonFrontend>();
+  json->spec = model::parse_spec(json_text, source);
+  json->source = impl->source;
+  impl->frontend = json;
+  impl->spec = &json->spec;
+  resolve_params(*impl, *json);
   resolve_layouts(*impl);
   if (impl->params.empty()) impl->has_weights = true;  // nothing to load
   return impl;
+}
+
+// A model from any other frontend, with the weights it loaded.
+std::unique_ptr<Model::Impl> frontend_impl(model::LoadedFrontend loaded, const std::string& source) {
+  auto impl = std::make_unique<Model::Impl>();
+  impl->source = source;
+  impl->frontend = std::move(loaded.frontend);
+  try {
+    resolve_frontend_params(*impl);
+    resolve_layouts(*impl);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::Internal) throw;
+    fail(e.code(), e.what());
+  }
+  ParamMap weights;
+  for (auto& p : impl->params) {
+    auto it = loaded.weights.find(p.name);
+    internal_check(it != loaded.weights.end(), "model: the frontend made a param without values");
+    internal_check(it->second.size() == static_cast<size_t>(shape_numel(p.shape)), "model: param size");
+    if (auto s = loaded.stored.find(p.name); s != loaded.stored.end()) p.dtype = s->second;
+    weights[p.name] = std::move(it->second);
+  }
+  impl->weights = std::move(weights);
+  impl->has_weights = true;
+  return impl;
+}
+
+bool is_onnx_path(const std::string& path) {
+  if (path.size() < 5) return false;
+  std::string ext = path.substr(path.size() - 5);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".onnx";
 }
 
 }  // namespace
@@ -298,35 +405,33 @@ Model Model::parse(std::string_view json_text, std::string_view source) {
   return Model(parse_impl(json_text, source));
 }
 
-const std::string& Model::name() const { return impl_->spec.name; }
-const std::string& Model::bucket_dim() const { return impl_->spec.bucket_dim; }
-const std::string& Model::description() const { return impl_->spec.description; }
+const std::string& Model::name() const { return impl_->frontend->name(); }
+const std::string& Model::bucket_dim() const { return impl_->frontend->bucket_dim(); }
+const std::string& Model::description() const { return impl_->frontend->description(); }
 
 std::vector<ModelInput> Model::inputs(uint64_t extent) const {
-  const int64_t e = checked_extent(*impl_, extent);
-  std::vector<ModelInput> out;
-  for (const auto& in : impl_->spec.inputs) out.push_back({in.name, shape_at(in.shape, e)});
-  return out;
+  return impl_->frontend->inputs(checked_extent(*impl_, extent));
 }
 
-std::vector<std::string> Model::output_names() const {
-  std::vector<std::string> out;
-  for (const auto& o : impl_->spec.outputs) out.push_back(o.name);
-  return out;
-}
+std::vector<std::string> Model::output_names() const { return impl_->frontend->output_names(); }
 
 std::vector<BucketLayout> Model::input_layouts(uint64_t extent) const {
   const int64_t e = checked_extent(*impl_, extent);
   std::vector<std::pair<std::string, Shape>> shapes;
-  for (const auto& in : impl_->spec.inputs) shapes.emplace_back(in.name, shape_at(in.shape, e));
-  return layouts(shapes, impl_->input_ports, e);
+  std::vector<ElementType> types;
+  for (auto& in : impl_->frontend->inputs(e)) {
+    shapes.emplace_back(in.name, std::move(in.shape));
+    types.push_back(in.dtype);
+  }
+  return layouts(shapes, impl_->input_ports, e, types);
 }
 
 std::vector<BucketLayout> Model::output_layouts(uint64_t extent) const {
   const int64_t e = checked_extent(*impl_, extent);
   bool substitutable = true;  // every output is its probe shape with the bucket axis set to e
   for (const auto& p : impl_->output_ports) substitutable = substitutable && (!p.follows || p.axis >= 0);
-  if (!substitutable) return layouts(build_module(extent).lower().outputs(), impl_->output_ports, e);
+  const std::vector<ElementType> types = impl_->frontend->output_types();
+  if (!substitutable) return layouts(build_module(extent).lower().outputs(), impl_->output_ports, e, types);
   std::vector<std::pair<std::string, Shape>> shapes;
   const std::vector<std::string> names = output_names();
   for (size_t i = 0; i < names.size(); ++i) {
@@ -334,28 +439,28 @@ std::vector<BucketLayout> Model::output_layouts(uint64_t extent) const {
     if (impl_->output_ports[i].axis >= 0) s[static_cast<size_t>(impl_->output_ports[i].axis)] = e;
     shapes.emplace_back(names[i], std::move(s));
   }
-  return layouts(shapes, impl_->output_ports, e);
+  return layouts(shapes, impl_->output_ports, e, types);
 }
 
 InputRole Model::input_role(size_t input) const { return impl_->input_roles.at(input); }
 uint64_t Model::input_vocab(size_t input) const { return impl_->input_vocabs.at(input); }
 
 std::vector<CacheRunInput> Model::cache_inputs(std::span<const std::vector<float>> data) const {
-  const auto& specs = impl_->spec.inputs;
+  const std::vector<BucketLayout> specs = input_layouts(kProbe);
   if (data.size() != specs.size()) {
-    fail(ErrorCode::InvalidArgument, "model '" + impl_->spec.name + "': cache_inputs: " +
+    fail(ErrorCode::InvalidArgument, "model '" + name() + "': cache_inputs: " +
                                          std::to_string(data.size()) + " input vectors given, the model has " +
                                          std::to_string(specs.size()));
   }
-  const std::vector<BucketLayout> ls = input_layouts(kProbe);
+  const std::vector<BucketLayout>& ls = specs;
   std::vector<CacheRunInput> out;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (ls[i].follows_bucket && !ls[i].row_values) {
-      fail(ErrorCode::Unsupported, "model '" + impl_->spec.name + "': input '" + specs[i].name + "' " +
+      fail(ErrorCode::Unsupported, "model '" + name() + "': input '" + specs[i].name + "' " +
                                        shape_to_string(ls[i].shape) + " follows the bucket dim '" +
-                                       impl_->spec.bucket_dim + "' after a non-1 axis; the cache pads whole rows only");
+                                       bucket_dim() + "' after a non-1 axis; the cache pads whole rows only");
     }
-    out.push_back({specs[i].name, data[i], ls[i].row_values});
+    out.push_back({impl_->input_names[i], data[i], ls[i].row_values});
   }
   return out;
 }
@@ -367,7 +472,7 @@ std::vector<size_t> Model::output_inners() const {
 }
 
 std::vector<std::vector<float>> Model::synthetic_inputs(uint64_t rows, uint64_t seed) const {
-  const std::vector<BucketLayout> ls = input_layouts(impl_->spec.bucket_dim.empty() ? 1 : rows);
+  const std::vector<BucketLayout> ls = input_layouts(bucket_dim().empty() ? 1 : rows);
   std::vector<std::vector<float>> out;
   for (size_t i = 0; i < ls.size(); ++i) {
     std::vector<float> v(static_cast<size_t>(shape_numel(ls[i].shape)));
@@ -394,12 +499,12 @@ size_t Model::param_count() const {
 }
 
 HirModule Model::build_module(uint64_t extent) const {
-  return build_at(impl_->spec, "model '" + impl_->spec.name + "'", checked_extent(*impl_, extent), nullptr);
+  return impl_->frontend->build(checked_extent(*impl_, extent));
 }
 
 std::pair<HirModule, ParamMap> Model::build(uint64_t extent) const {
   if (!impl_->has_weights) {
-    fail(ErrorCode::ParamNotSet, "model '" + impl_->spec.name +
+    fail(ErrorCode::ParamNotSet, "model '" + name() +
                                      "': build needs weights; load the model with load_model or call set_weights");
   }
   HirModule m = build_module(extent);
@@ -410,7 +515,7 @@ bool Model::has_weights() const { return impl_->has_weights; }
 const ParamMap& Model::weights() const { return impl_->weights; }
 
 void Model::set_weights(ParamMap weights, TensorDType stored) {
-  const std::string who = "model '" + impl_->spec.name + "': set_weights: ";
+  const std::string who = "model '" + name() + "': set_weights: ";
   for (const auto& [name, data] : weights) {
     bool known = false;
     for (const auto& p : impl_->params) known |= p.name == name;
@@ -433,14 +538,38 @@ void Model::set_weights(ParamMap weights, TensorDType stored) {
 }
 
 std::string Model::to_json(std::string_view weights_file) const {
-  return model::spec_to_json(impl_->spec, weights_file);
+  if (!impl_->spec) {
+    fail(ErrorCode::Unsupported, "model '" + name() + "': to_json: the model was read from an " +
+                                     std::string(impl_->frontend->format()) +
+                                     " file and has no JSON description (keep using the file)");
+  }
+  return model::spec_to_json(*impl_->spec, weights_file);
+}
+
+Model load_model(const std::string& path, const LoadOptions& options) {
+  if (!is_onnx_path(path)) {
+    if (!options.bucket_dim.empty() || !options.fix.empty() || !options.external_data.empty()) {
+      fail(ErrorCode::InvalidArgument, path + ": load options (bucket_dim, fix, external_data) apply to .onnx "
+                                              "files only; a JSON description names its bucket dim itself");
+    }
+    return load_model(path);
+  }
+  const auto bytes = safetensors::read_bytes(path, model::kMaxOnnxBytes);
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return Model(frontend_impl(model::load_onnx(bytes, options, path, dir.empty() ? "." : dir), path));
+}
+
+Model load_model_from_onnx_bytes(std::span<const uint8_t> onnx, const LoadOptions& options, std::string_view name) {
+  const std::string source = std::string(name) + ".onnx";
+  return Model(frontend_impl(model::load_onnx(onnx, options, source, std::string()), source));
 }
 
 Model load_model(const std::string& path) {
+  if (is_onnx_path(path)) return load_model(path, LoadOptions{});
   const auto bytes = safetensors::read_bytes(path, kMaxDescriptionBytes);
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   auto impl = parse_impl(text, path);
-  const std::string& weights = impl->spec.weights;
+  const std::string& weights = impl->spec->weights;
   if (weights.empty()) {
     if (!impl->params.empty()) {
       fail(ErrorCode::ParseError, path + ": weights: missing; the model creates " +

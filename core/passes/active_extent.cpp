@@ -19,7 +19,9 @@ bool keeps_zero(Op op) {
     case Op::Tanh:
     case Op::Sqrt:
     case Op::Neg:
-    case Op::Abs: return true;
+    case Op::Abs:
+    case Op::Erf:
+    case Op::Sin: return true;
     default: return false;
   }
 }
@@ -35,7 +37,9 @@ bool binary_zero(Op op, bool za, bool zb) {
     case Op::Mul: return za || zb;
     case Op::Div: return za;
     case Op::Add:
-    case Op::Sub: return za && zb;
+    case Op::Sub:
+    case Op::Less:     // 0 < 0 is false
+    case Op::Greater: return za && zb;
     default: return false;
   }
 }
@@ -141,7 +145,10 @@ struct Analysis {
         for (const ir::Instr& ins : n.prog) {
           bool za = ins.a >= 0 ? rz[ins.a] : ins.imm == 0.f;
           bool zb = ins.b >= 0 ? rz[ins.b] : ins.imm == 0.f;
-          rz[ins.dst] = ir::is_binary(ins.op) ? binary_zero(ins.op, za, zb) : (za && keeps_zero(ins.op));
+          bool zc = ins.c >= 0 ? rz[ins.c] : ins.imm == 0.f;
+          rz[ins.dst] = ir::is_ternary(ins.op) ? zb && zc  // where: zero whichever it picks
+                        : ir::is_binary(ins.op) ? binary_zero(ins.op, za, zb)
+                                                : (za && keeps_zero(ins.op));
         }
         zero[id] = axis[id] >= 0 && rz[n.prog.back().dst];
         return true;
@@ -252,7 +259,9 @@ struct Analysis {
         if (ir::is_elementwise(n.op)) {
           if (!broadcast_rows(id)) return false;
           if (axis[id] >= 0)
-            zero[id] = ir::is_binary(n.op) ? binary_zero(n.op, in_zero(0), in_zero(1)) : (in_zero(0) && keeps_zero(n.op));
+            zero[id] = ir::is_ternary(n.op)  ? in_zero(1) && in_zero(2)  // where: zero whichever it picks
+                       : ir::is_binary(n.op) ? binary_zero(n.op, in_zero(0), in_zero(1))
+                                             : (in_zero(0) && keeps_zero(n.op));
           return true;
         }
         return refuse(id, "op not supported under active extent");

@@ -49,7 +49,7 @@ bool fuse_elementwise(ir::GraphImpl& g) {
     };
     struct Step {
       Op op;
-      int a, b;  // >= 0: input index (external) or ~k (tree step k); kImm: the immediate
+      int a, b, c;  // >= 0: input index (external) or ~k (tree step k); kImm: the immediate
       float imm;
     };
     constexpr int kImm = std::numeric_limits<int>::min();
@@ -58,8 +58,9 @@ bool fuse_elementwise(ir::GraphImpl& g) {
     bool has_imm = false;
     for (uint32_t id : tree) {
       const Node& node = g.nodes[id];
-      Step s{node.op, kImm, kImm, 0.f};
-      bool binary = ir::is_binary(node.op);
+      Step s{node.op, kImm, kImm, kImm, 0.f};
+      // Binary and ternary ops may take one scalar constant as an immediate.
+      bool binary = ir::is_binary(node.op) || ir::is_ternary(node.op);
       bool imm_used = false;
       auto operand = [&](size_t k) {
         uint32_t src = node.in[k];
@@ -74,6 +75,7 @@ bool fuse_elementwise(ir::GraphImpl& g) {
       };
       s.a = operand(0);
       if (binary) s.b = operand(1);
+      if (ir::is_ternary(node.op)) s.c = operand(2);
       has_imm = has_imm || imm_used;
       step_of[id] = static_cast<int>(steps.size());
       steps.push_back(s);
@@ -95,7 +97,8 @@ bool fuse_elementwise(ir::GraphImpl& g) {
     for (size_t k = 0; k < steps.size(); ++k) {
       const Step& s = steps[k];
       Instr ins{s.op, static_cast<int16_t>(first_temp + static_cast<int>(k)), reg(s.a), -1, s.imm};
-      if (ir::is_binary(s.op)) ins.b = reg(s.b);
+      if (ir::is_binary(s.op) || ir::is_ternary(s.op)) ins.b = reg(s.b);
+      if (ir::is_ternary(s.op)) ins.c = reg(s.c);
       fused.prog.push_back(ins);
     }
     rw.replace(root, std::move(fused));

@@ -26,6 +26,7 @@ size_t min_inputs(const ir::Node& n) {
     case Op::Attention: return 3 + n.has_mask;
     case Op::FusedElementwise:
     case Op::Concat: return 1;
+    case Op::Where: return 3;
     default: return ir::is_binary(n.op) ? 2 : 1;
   }
 }
@@ -49,7 +50,8 @@ void verify(const ir::GraphImpl& g) {
       if (n.prog.empty()) broken(g, i, "empty program");
       for (const ir::Instr& ins : n.prog)
         if (ins.dst < static_cast<int16_t>(n.in.size()) || ins.dst >= n.regs || ins.a >= n.regs || ins.b >= n.regs ||
-            !ir::is_elementwise(ins.op))
+            ins.c >= n.regs || !ir::is_elementwise(ins.op) ||
+            (ir::is_ternary(ins.op) && (ins.a < 0) + (ins.b < 0) + (ins.c < 0) > 1))
           broken(g, i, "bad program instruction");
       for (uint32_t src : n.in)
         if (!ir::broadcast_shapes(g.nodes[src].shape, n.shape) ||

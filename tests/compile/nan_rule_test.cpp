@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The NaN rule (docs/numerics.md): max, min, relu, clamp (a max then a min), reduce-max, softmax,
-// the norms and attention give NaN exactly where an input they read is NaN, on Device::Reference
+// the norms and attention give NaN exactly where an input they read is NaN; where keeps the NaN it
+// picks; comparisons and logical_not answer 0 for NaN; pow follows std::pow (pow(NaN, 0) is 1), on Device::Reference
 // and on Device::Cpu at every ISA this machine has (forced in turn), fusion on and off.
 #include <gtest/gtest.h>
 
@@ -191,6 +192,64 @@ TEST(NanRule, AttentionQueryWithNanGivesNanOnlyForThatQuery) {
   for (int64_t i = 0; i < sq * w; ++i) want.values.push_back(i / w == 1 ? kNan : 0.f);
   expect_everywhere(g, {{"q", q}, {"k", testing::random_vector(sk * w, 7)}, {"v", testing::random_vector(sk * w, 8)}},
                     want);
+}
+
+TEST(NanRule, WhereKeepsThePickedNanAndReadsANanConditionAsTrue) {
+  // where picks among its operands: a NaN it picks is kept, one it does not pick is dropped; a
+  // NaN condition is != 0, so it picks a (numpy and ONNX's bool cast agree).
+  const std::vector<float> c{1.f, 0.f, kNan, 0.f, -0.f, 1.f};
+  const std::vector<float> a{kNan, kNan, 3.f, 4.f, 5.f, kInf};
+  const std::vector<float> b{7.f, 8.f, kNan, kNan, 9.f, 1.f};
+  Graph g;
+  Value vc = g.input("c", {6}), va = g.input("a", {6}), vb = g.input("b", {6});
+  g.output("y", g.where(vc, va, vb));
+  expect_everywhere(g, {{"c", c}, {"a", a}, {"b", b}}, {{kNan, 8.f, 3.f, kNan, 9.f, kInf}});
+  Graph fused;  // where(x > 0, x, 0) (relu-like; fuses into one program) keeps a NaN of x
+  Value x = fused.input("x", {6});
+  Value zero = fused.constant({0.f}, {1});
+  fused.output("y", fused.where(fused.greater(x, zero), x, fused.add(x, zero)));
+  expect_everywhere(fused, {{"x", {kNan, 1.f, -1.f, kInf, -kInf, 0.f}}}, {{kNan, 1.f, -1.f, kInf, -kInf, 0.f}});
+}
+
+TEST(NanRule, ComparisonsAndLogicalNotOfNanAreFalse) {
+  // Comparisons are not picks: they answer 0 for a NaN operand (IEEE), and logical_not(NaN) is 0
+  // (NaN is not 0).
+  const std::vector<float> a{kNan, 1.f, kNan, kInf, -kInf, 2.f, -0.f};
+  const std::vector<float> b{1.f, kNan, kNan, kInf, kInf, 2.f, 0.f};
+  struct C {
+    Value (Graph::*op)(Value, Value);
+    std::vector<float> want;
+  };
+  for (const C& k : {C{&Graph::equal, {0, 0, 0, 1, 0, 1, 1}}, C{&Graph::less, {0, 0, 0, 0, 1, 0, 0}},
+                     C{&Graph::greater, {0, 0, 0, 0, 0, 0, 0}}, C{&Graph::less_equal, {0, 0, 0, 1, 1, 1, 1}},
+                     C{&Graph::greater_equal, {0, 0, 0, 1, 0, 1, 1}}}) {
+    Graph g;
+    Value va = g.input("a", {7}), vb = g.input("b", {7});
+    g.output("y", (g.*k.op)(va, vb));
+    expect_everywhere(g, {{"a", a}, {"b", b}}, {k.want});
+  }
+  Graph g;
+  g.output("y", g.logical_not(g.input("x", {5})));
+  expect_everywhere(g, {{"x", {kNan, 0.f, -0.f, kInf, 1e-40f}}}, {{0.f, 1.f, 1.f, 0.f, 0.f}});
+}
+
+TEST(NanRule, PowErfSinCosPropagateNanExceptWherePowDefinesOne) {
+  const std::vector<float> x{kNan, kNan, 1.f, 2.f, kInf, -kInf, 0.5f};
+  const std::vector<float> y{0.f, 2.f, kNan, kNan, 0.f, 3.f, kInf};
+  {
+    Graph g;
+    g.output("y", g.pow(g.input("x", {7}), g.input("y", {7})));
+    expect_everywhere(g, {{"x", x}, {"y", y}}, {{1.f, kNan, 1.f, kNan, 1.f, -kInf, 0.f}});
+  }
+  for (int op = 0; op < 3; ++op) {
+    Graph g;
+    Value v = g.input("x", {4});
+    g.output("y", op == 0 ? g.erf(v) : op == 1 ? g.sin(v) : g.cos(v));
+    const std::vector<float> want = op == 0 ? std::vector<float>{kNan, 1.f, -1.f, 0.f}
+                                  : op == 1 ? std::vector<float>{kNan, kNan, kNan, 0.f}
+                                            : std::vector<float>{kNan, kNan, kNan, 1.f};
+    expect_everywhere(g, {{"x", {kNan, kInf, -kInf, 0.f}}}, {want});
+  }
 }
 
 // The GEMM epilogue's relu (a matmul followed by relu fuses into it). Disabled until

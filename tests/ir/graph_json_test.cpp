@@ -42,6 +42,11 @@ Graph every_op() {
   u = g.add(u, g.log(g.add(g.abs(e), g.constant({1.f}, {1}))));
   u = g.add(u, g.sqrt(g.abs(e)));
   u = g.add(u, g.rsqrt(g.add(g.abs(e), g.constant({1.f}, {1}))));
+  u = g.add(u, g.pow(g.abs(e), g.constant({0.5f, 2.f, 1.f, 3.f}, {4})));
+  u = g.add(u, g.add(g.erf(e), g.mul(g.sin(e), g.cos(e))));
+  auto cmp = g.add(g.add(g.equal(e, x), g.less(e, x)), g.greater(e, x));
+  cmp = g.add(cmp, g.add(g.less_equal(e, c), g.greater_equal(e, c)));
+  u = g.add(u, g.where(g.logical_not(cmp), e, g.constant({-1.f}, {1})));
   auto sm = g.softmax(u, 1);
   auto ln = g.layer_norm(sm, g.param("gamma", {4}), g.param("beta", {4}), 1e-3f);
   auto rn = g.rms_norm(ln, g.param("g2", {4}), 1e-4f);

@@ -53,6 +53,31 @@ TEST(Graph, BinaryMismatch) {
   expect_error([&] { g.add(a, b); }, ErrorCode::ShapeMismatch, "add: shapes [2, 3] and [4]");
 }
 
+TEST(Graph, NewElementwiseOpsShapesAndMismatches) {
+  Graph g;
+  auto a = g.input("a", {2, 1, 4});
+  auto b = g.input("b", {3, 1});
+  auto c = g.input("c", {1, 3, 1});
+  EXPECT_EQ(g.shape(g.pow(a, b)), (Shape{2, 3, 4}));
+  EXPECT_EQ(g.shape(g.equal(a, b)), (Shape{2, 3, 4}));
+  EXPECT_EQ(g.shape(g.less(b, a)), (Shape{2, 3, 4}));
+  EXPECT_EQ(g.shape(g.greater_equal(a, a)), (Shape{2, 1, 4}));
+  EXPECT_EQ(g.shape(g.where(c, a, b)), (Shape{2, 3, 4}));
+  EXPECT_EQ(g.shape(g.where(g.input("s", {4}), c, b)), (Shape{1, 3, 4}));
+  EXPECT_EQ(g.shape(g.erf(a)), (Shape{2, 1, 4}));
+  EXPECT_EQ(g.shape(g.logical_not(b)), (Shape{3, 1}));
+  const size_t nodes = g.node_count();
+  auto d = g.input("d", {5});
+  expect_error([&] { g.pow(a, d); }, ErrorCode::ShapeMismatch, "pow: shapes [2, 1, 4] and [5]");
+  expect_error([&] { g.less_equal(d, a); }, ErrorCode::ShapeMismatch, "less_equal: shapes [5] and [2, 1, 4] do not broadcast");
+  expect_error([&] { g.where(d, a, b); }, ErrorCode::ShapeMismatch,
+               "where: shapes [5] (cond), [2, 1, 4] (a) and [3, 1] (b) do not broadcast");
+  expect_error([&] { g.where(c, a, d); }, ErrorCode::ShapeMismatch, "where: shapes [1, 3, 1] (cond), [2, 1, 4] (a) and [5] (b)");
+  expect_error([&] { g.sin(rungs::Value{99}); }, ErrorCode::InvalidArgument, "sin: value %99 does not belong");
+  EXPECT_EQ(g.node_count(), nodes + 1);  // only the input d was added
+  EXPECT_NE(g.to_text().find("where(%"), std::string::npos);
+}
+
 TEST(Graph, ReductionsAndKeepDims) {
   Graph g;
   auto x = g.input("x", {2, 3, 4});

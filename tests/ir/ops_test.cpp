@@ -68,6 +68,10 @@ TEST_P(Ops, UnaryOps) {
       {[](Graph& g, Value x) { return g.rsqrt(x); }, [](double x) { return 1 / std::sqrt(x); }, 0.01f, 10},
       {[](Graph& g, Value x) { return g.neg(x); }, [](double x) { return -x; }, -3, 3},
       {[](Graph& g, Value x) { return g.abs(x); }, [](double x) { return std::fabs(x); }, -3, 3},
+      {[](Graph& g, Value x) { return g.erf(x); }, [](double x) { return std::erf(x); }, -4, 4},
+      {[](Graph& g, Value x) { return g.sin(x); }, [](double x) { return std::sin(x); }, -10, 10},
+      {[](Graph& g, Value x) { return g.cos(x); }, [](double x) { return std::cos(x); }, -300, 300},
+      {[](Graph& g, Value x) { return g.logical_not(g.relu(x)); }, [](double x) { return x > 0 ? 0 : 1; }, -3, 3},
   };
   for (Shape shape : {Shape{1}, Shape{7}, Shape{3, 17}, Shape{2, 1, 33}}) {
     for (size_t k = 0; k < ops.size(); ++k) {
@@ -95,6 +99,12 @@ TEST_P(Ops, BinaryOpsBroadcast) {
       {[](Graph& g, Value a, Value b) { return g.div(a, b); }, [](double a, double b) { return a / b; }},
       {[](Graph& g, Value a, Value b) { return g.maximum(a, b); }, [](double a, double b) { return std::max(a, b); }},
       {[](Graph& g, Value a, Value b) { return g.minimum(a, b); }, [](double a, double b) { return std::min(a, b); }},
+      {[](Graph& g, Value a, Value b) { return g.pow(a, b); }, [](double a, double b) { return std::pow(a, b); }},
+      {[](Graph& g, Value a, Value b) { return g.equal(a, g.relu(b)); }, [](double a, double b) { return a == b; }},
+      {[](Graph& g, Value a, Value b) { return g.less(a, b); }, [](double a, double b) { return a < b; }},
+      {[](Graph& g, Value a, Value b) { return g.greater(a, b); }, [](double a, double b) { return a > b; }},
+      {[](Graph& g, Value a, Value b) { return g.less_equal(a, b); }, [](double a, double b) { return a <= b; }},
+      {[](Graph& g, Value a, Value b) { return g.greater_equal(a, b); }, [](double a, double b) { return a >= b; }},
   };
   std::vector<std::pair<Shape, Shape>> shapes = {
       {{5}, {5}}, {{3, 1}, {1, 4}}, {{2, 3, 5}, {5}}, {{2, 1, 5}, {3, 1}}, {{1}, {4, 3}}, {{2, 3, 17}, {2, 3, 17}}};
@@ -116,6 +126,28 @@ TEST_P(Ops, BinaryOpsBroadcast) {
       }
       EXPECT_LT(max_rel_error(out, want), 1e-6) << "op " << k << " " << shape_to_string(sa) << " x " << shape_to_string(sb);
     }
+}
+
+TEST_P(Ops, WhereBroadcastsAllThree) {
+  struct C {
+    Shape c, a, b;
+  };
+  for (const C& sh : {C{{5}, {5}, {5}}, C{{3, 1}, {1, 4}, {4}}, C{{2, 1, 5}, {3, 1}, {1}}, C{{1}, {1}, {2, 3}},
+                      C{{4, 1, 1}, {1, 7, 1}, {1, 1, 9}}}) {
+    Graph g;
+    auto c = g.input("c", sh.c), a = g.input("a", sh.a), b = g.input("b", sh.b);
+    auto y = g.where(g.greater(c, g.constant({0.f}, {1})), a, b);
+    g.output("y", y);
+    Shape so = g.shape(y);
+    auto vc = random_vector(numel(sh.c), 3, -1, 1), va = random_vector(numel(sh.a), 4), vb = random_vector(numel(sh.b), 5);
+    auto out = run1(g, {{"c", vc}, {"a", va}, {"b", vb}});
+    ASSERT_EQ(out.size(), static_cast<size_t>(numel(so)));
+    for (int64_t e = 0; e < numel(so); ++e) {
+      auto idx = unravel(e, so);
+      const float want = vc[broadcast_offset(idx, sh.c)] > 0 ? va[broadcast_offset(idx, sh.a)] : vb[broadcast_offset(idx, sh.b)];
+      EXPECT_EQ(out[e], want) << shape_to_string(sh.c) << " element " << e;
+    }
+  }
 }
 
 TEST_P(Ops, MatmulBatchBroadcast) {

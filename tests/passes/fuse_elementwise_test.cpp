@@ -36,6 +36,28 @@ TEST_P(PassElementwise, BroadcastingChainBecomesOneLoop) {
   expect_same_outputs(runs);
 }
 
+TEST_P(PassElementwise, MaskAndActivationPatternsWithTheNewOpsBecomeOneLoop) {
+  // What exporters write around a mask and an erf GELU: where(not(mask == 1), -1e4, 0) added to
+  // scores, x * 0.5 * (1 + erf(x / sqrt 2)), a comparison and pow: 13 ops, one loop.
+  Graph g;
+  auto x = g.input("x", {2, 3, 8});
+  auto mask = g.input("mask", {2, 1, 8});
+  auto one = g.constant({1.f}, {1});
+  auto additive = g.where(g.logical_not(g.equal(mask, one)), g.constant({-1e4f}, {1}), g.constant({0.f}, {1}));
+  auto erf_gelu = g.mul(g.mul(x, g.constant({0.5f}, {1})),
+                        g.add(one, g.erf(g.div(x, g.constant({1.41421356f}, {1})))));
+  auto y = g.add(g.add(erf_gelu, additive), g.pow(g.sin(x), g.constant({2.f}, {1})));
+  g.output("y", g.sub(y, g.less_equal(g.cos(x), g.constant({0.f}, {1}))));
+  FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 41, true);
+  EXPECT_EQ(runs.fused.kernels.size(), 1u) << kernel_ops(runs.fused);
+  EXPECT_EQ(count_kernels(runs.fused, "fused_elementwise"), 1u);
+  EXPECT_EQ(runs.plain.kernels.size(), 15u) << kernel_ops(runs.plain);
+  const std::string ir = elementwise_ir(runs);
+  EXPECT_NE(ir.find("=where(r"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("pow(r"), std::string::npos) << ir;
+  expect_same_outputs(runs);
+}
+
 TEST_P(PassElementwise, RepeatedInputsShareARegister) {
   Graph g;
   auto x = g.input("x", {7});

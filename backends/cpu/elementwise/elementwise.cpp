@@ -9,17 +9,7 @@ namespace rungs::backend::cpu {
 
 using ir::Op;
 
-int elementwise_arity(Op op) {
-  switch (op) {
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Maximum: case Op::Minimum:
-      return 2;
-    case Op::Relu: case Op::Gelu: case Op::GeluTanh: case Op::Silu: case Op::Sigmoid: case Op::Tanh:
-    case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Rsqrt: case Op::Neg: case Op::Abs:
-      return 1;
-    default:
-      return 0;
-  }
-}
+int elementwise_arity(Op op) { return ir::elementwise_operands(op); }
 
 Program program_of(const ir::Node& node) {
   Program p;
@@ -32,7 +22,8 @@ Program program_of(const ir::Node& node) {
   }
   const int arity = elementwise_arity(node.op);
   const auto out = static_cast<int16_t>(p.inputs);
-  p.code.push_back({node.op, out, 0, static_cast<int16_t>(arity == 2 ? 1 : 0)});
+  p.code.push_back({node.op, out, 0, static_cast<int16_t>(arity >= 2 ? 1 : 0), 0.f,
+                    static_cast<int16_t>(arity == 3 ? 2 : -1)});
   p.regs = p.inputs + 1;
   return p;
 }

@@ -20,7 +20,7 @@
 
 namespace rungs::backend::cpu {
 
-// 1 for unary elementwise ops, 2 for binary ones, 0 otherwise.
+// 1 for unary elementwise ops, 2 for binary ones, 3 for where, 0 otherwise.
 int elementwise_arity(ir::Op op);
 
 struct Program {
@@ -59,8 +59,9 @@ class RowCursor {
   int64_t row_ = 0;
 };
 
-// Scalar reference: op semantics on one value pair, and a whole node by plain index arithmetic.
-float eval_scalar(ir::Op op, float a, float b);
+// Scalar reference: op semantics on one value pair (or triple: c is where's third operand), and a
+// whole node by plain index arithmetic.
+float eval_scalar(ir::Op op, float a, float b, float c = 0.f);
 void elementwise_reference(const ir::Node& node, std::span<const TensorArg> in, float* out,
                            const Dims& out_dims);
 

@@ -56,13 +56,30 @@ void map(F f, const Operand& a, const Operand& b, float* dst, size_t n, bool exa
   }
 }
 
-// dst[0, n) = op(a, b) (b ignored by unary ops).
+// dst[0, n) = where(c, a, b): three operands, each contiguous or a splat.
 template <class A>
-void exec(ir::Op op, const Operand& a, const Operand& b, float* dst, size_t n, bool exact_tail) {
+void map_where(const Operand& c, const Operand& a, const Operand& b, float* dst, size_t n, bool exact_tail) {
+  using B = vfloat<A>;
+  constexpr size_t W = B::size;
+  const B kc(c.value), ka(a.value), kb(b.value);
+  auto load = [](const Operand& o, const B& k, size_t i) { return o.splat ? k : B::load_unaligned(o.ptr + i); };
+  size_t i = 0;
+  for (; i + W <= n; i += W) vmath::where(load(c, kc, i), load(a, ka, i), load(b, kb, i)).store_unaligned(dst + i);
+  if (i < n) {
+    B r = vmath::where(load(c, kc, i), load(a, ka, i), load(b, kb, i));
+    if (exact_tail) store_tail<A>(dst + i, r, n - i);
+    else r.store_unaligned(dst + i);
+  }
+}
+
+// dst[0, n) = op(a, b) (b ignored by unary ops; c read by where only).
+template <class A>
+void exec(ir::Op op, const Operand& a, const Operand& b, const Operand& c, float* dst, size_t n, bool exact_tail) {
   using B = vfloat<A>;
   using ir::Op;
   auto un = [&](auto f) { map<A>([f](const B& x, const B&) { return f(x); }, a, a, dst, n, exact_tail); };
   auto bin = [&](auto f) { map<A>(f, a, b, dst, n, exact_tail); };
+  auto cmp = [&](auto f) { map<A>([f](const B& x, const B& y) { return vmath::as_float<decltype(x == y), B>(f(x, y)); }, a, b, dst, n, exact_tail); };
   switch (op) {
     case Op::Add: return bin([](const B& x, const B& y) { return x + y; });
     case Op::Sub: return bin([](const B& x, const B& y) { return x - y; });
@@ -82,6 +99,28 @@ void exec(ir::Op op, const Operand& a, const Operand& b, float* dst, size_t n, b
     case Op::Rsqrt: return un([](const B& x) { return B(1.f) / xsimd::sqrt(x); });
     case Op::Neg: return un([](const B& x) { return -x; });
     case Op::Abs: return un([](const B& x) { return xsimd::abs(x); });
+    case Op::Erf: return un([](const B& x) { return vmath::erf(x); });
+    case Op::Sin: return un([](const B& x) { return vmath::sin(x); });
+    case Op::Cos: return un([](const B& x) { return vmath::cos(x); });
+    case Op::LogicalNot: return un([](const B& x) { return vmath::logical_not(x); });
+    case Op::Pow:
+      // The exponents exporters write, exact: x^2 = x * x (correctly rounded, as pow), x^0.5 =
+      // sqrt(x) (also correctly rounded; + 0 turns sqrt(-0) into pow's +0, and pow(-inf, 0.5) is
+      // +inf), x^1 = x.
+      if (b.splat && b.value == 2.f) return un([](const B& x) { return x * x; });
+      if (b.splat && b.value == 1.f) return un([](const B& x) { return x; });
+      if (b.splat && b.value == 0.5f)
+        return un([](const B& x) {
+          return xsimd::select(x == B(-std::numeric_limits<float>::infinity()),
+                               B(std::numeric_limits<float>::infinity()), xsimd::sqrt(x) + B(0.f));
+        });
+      return bin([](const B& x, const B& y) { return vmath::pow(x, y); });
+    case Op::Equal: return cmp([](const B& x, const B& y) { return x == y; });
+    case Op::Less: return cmp([](const B& x, const B& y) { return x < y; });
+    case Op::Greater: return cmp([](const B& x, const B& y) { return x > y; });
+    case Op::LessEqual: return cmp([](const B& x, const B& y) { return x <= y; });
+    case Op::GreaterEqual: return cmp([](const B& x, const B& y) { return x >= y; });
+    case Op::Where: return map_where<A>(a, b, c, dst, n, exact_tail);
     default: internal_check(false, "elementwise kernel: op outside its family");
   }
 }
@@ -126,8 +165,9 @@ class ElementwiseKernel final : public Kernel {
       const ir::Instr& ins = prog_.code[k];
       const Operand a = ins.a < 0 ? Operand{nullptr, true, ins.imm} : regs[ins.a];
       const Operand b = ins.b < 0 ? Operand{nullptr, true, ins.imm} : regs[ins.b];
+      const Operand c = ins.c < 0 ? Operand{nullptr, true, ins.imm} : regs[ins.c];
       float* dst = k == last ? out : temps + static_cast<size_t>(ins.dst) * kBlock;
-      exec<A>(ins.op, a, b, dst, n, k == last);
+      exec<A>(ins.op, a, b, c, dst, n, k == last);
       regs[ins.dst] = Operand{dst, false, 0.f};
     }
   }

@@ -10,7 +10,7 @@
 
 namespace rungs::backend::cpu {
 
-float eval_scalar(ir::Op op, float a, float b) {
+float eval_scalar(ir::Op op, float a, float b, float c) {
   using ir::Op;
   switch (op) {
     case Op::Add: return a + b;
@@ -31,6 +31,17 @@ float eval_scalar(ir::Op op, float a, float b) {
     case Op::Rsqrt: return 1.f / std::sqrt(a);
     case Op::Neg: return -a;
     case Op::Abs: return std::fabs(a);
+    case Op::Pow: return vmath::pow_ref(a, b);
+    case Op::Equal: return a == b ? 1.f : 0.f;
+    case Op::Less: return a < b ? 1.f : 0.f;
+    case Op::Greater: return a > b ? 1.f : 0.f;
+    case Op::LessEqual: return a <= b ? 1.f : 0.f;
+    case Op::GreaterEqual: return a >= b ? 1.f : 0.f;
+    case Op::Erf: return vmath::erf_ref(a);
+    case Op::Sin: return vmath::sin_ref(a);
+    case Op::Cos: return vmath::cos_ref(a);
+    case Op::LogicalNot: return vmath::logical_not_ref(a);
+    case Op::Where: return vmath::where_ref(a, b, c);
     default: internal_check(false, "eval_scalar: not an elementwise op");
   }
   return 0.f;
@@ -61,7 +72,8 @@ void elementwise_reference(const ir::Node& node, std::span<const TensorArg> in, 
     for (const auto& ins : prog.code) {
       const float a = ins.a < 0 ? ins.imm : regs[ins.a];
       const float b = ins.b < 0 ? ins.imm : regs[ins.b];
-      regs[ins.dst] = eval_scalar(ins.op, a, b);
+      const float c = ins.c < 0 ? ins.imm : regs[ins.c];
+      regs[ins.dst] = eval_scalar(ins.op, a, b, c);
     }
     out[e] = regs[prog.code.back().dst];
   }

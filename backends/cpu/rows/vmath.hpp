@@ -61,6 +61,63 @@ inline float reduce_maximum(const B& x) {
   return xsimd::any(xsimd::isnan(x)) ? std::numeric_limits<float>::quiet_NaN() : xsimd::reduce_max(x);
 }
 
+// erf, sin and cos are xsimd's: erf within a few ulp everywhere; sin and cos reduce the argument
+// by Cody-Waite in three parts up to about 200 and by an exact (Payne-Hanek, per lane) reduction
+// beyond, so they stay within a few ulp of the true value at the thousands sinusoidal positions
+// reach (ElementwiseKernel.SinAndCosStayAccurateToLargeArguments).
+template <class B>
+inline B erf(const B& x) {
+  return xsimd::erf(x);
+}
+template <class B>
+inline B sin(const B& x) {
+  return xsimd::sin(x);
+}
+template <class B>
+inline B cos(const B& x) {
+  return xsimd::cos(x);
+}
+// std::pow's meaning, special cases included (C99 Annex F): pow(x, +-0) = 1 and pow(1, y) = 1 even
+// for NaN, pow(-1, +-inf) = 1, a negative finite base with a finite non-integer exponent is NaN,
+// the sign follows an odd integer exponent (copysign, so pow(-0, -1) = -inf). Elsewhere
+// exp(y * log|x|), about |y ln x| float ulps off (1e-5 relative at most where it is used); a batch
+// with a lane where that leaves float's normal range (|y ln x| > 80: overflow, or results in the
+// denormals exp flushes) or with a denormal base is computed lane by lane in double instead.
+template <class B>
+inline B pow(const B& x, const B& y) {
+  const B ax = xsimd::abs(x);
+  const B t = y * xsimd::log(ax);
+  if (xsimd::any(xsimd::abs(t) > B(80.f) || (ax < B(std::numeric_limits<float>::min()) && ax != B(0.f)))) {
+    alignas(64) float xs[B::size], ys[B::size];
+    x.store_unaligned(xs);
+    y.store_unaligned(ys);
+    for (size_t i = 0; i < B::size; ++i) xs[i] = static_cast<float>(std::pow(double(xs[i]), double(ys[i])));
+    return B::load_unaligned(xs);
+  }
+  const B r = xsimd::exp(t);
+  const B half = y * B(0.5f);
+  const auto integer = xsimd::floor(y) == y;               // true for +-inf, false for NaN
+  const auto odd = integer && xsimd::floor(half) != half;  // false for +-inf
+  B v = xsimd::select(odd, xsimd::copysign(r, x), r);
+  v = xsimd::select(x < B(0.f) && xsimd::isfinite(x) && !integer, B(std::numeric_limits<float>::quiet_NaN()), v);
+  v = xsimd::select(y == B(1.f), x, v);
+  const auto one = y == B(0.f) || x == B(1.f) || (x == B(-1.f) && xsimd::isinf(y));
+  return xsimd::select(one, B(1.f), v);
+}
+// Comparisons as 1 / 0 (false when an operand is NaN, as in IEEE), logical not, where.
+template <class M, class B>
+inline B as_float(const M& m) {
+  return xsimd::select(m, B(1.f), B(0.f));
+}
+template <class B>
+inline B logical_not(const B& x) {
+  return as_float<decltype(x == x), B>(x == B(0.f));
+}
+template <class B>
+inline B where(const B& c, const B& a, const B& b) {
+  return xsimd::select(c != B(0.f), a, b);  // NaN != 0: a NaN condition picks a
+}
+
 // Scalar twins: the one scalar meaning of each function, used by every reference (the elementwise
 // one, the GEMM epilogue's, Device::Reference through them). Computed in double, so the reference
 // is the more accurate side.
@@ -79,6 +136,12 @@ inline T relu_ref(T x) {
 inline double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double silu_ref(double x) { return x / (1.0 + std::exp(-x)); }
 inline double gelu_ref(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)); }
+inline float pow_ref(float x, float y) { return static_cast<float>(std::pow(double(x), double(y))); }
+inline float erf_ref(float x) { return static_cast<float>(std::erf(double(x))); }
+inline float sin_ref(float x) { return static_cast<float>(std::sin(double(x))); }
+inline float cos_ref(float x) { return static_cast<float>(std::cos(double(x))); }
+inline float logical_not_ref(float x) { return x == 0.f ? 1.f : 0.f; }
+inline float where_ref(float c, float a, float b) { return c != 0.f ? a : b; }
 inline double gelu_tanh_ref(double x) {
   return 0.5 * x * (1.0 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
 }

@@ -41,6 +41,14 @@ class Graph {
   Value div(Value a, Value b);
   Value maximum(Value a, Value b);
   Value minimum(Value a, Value b);
+  Value pow(Value x, Value y);  // std::pow's meaning per element (pow(x, 0) is 1, even for NaN x)
+  // Comparisons give 1.0f where true and 0.0f where false (false when an operand is NaN).
+  Value equal(Value a, Value b);
+  Value less(Value a, Value b);
+  Value greater(Value a, Value b);
+  Value less_equal(Value a, Value b);
+  Value greater_equal(Value a, Value b);
+  Value where(Value cond, Value a, Value b);  // cond != 0 ? a : b (NaN counts as != 0), broadcasting all three
 
   Value relu(Value x);
   Value gelu(Value x);       // exact (erf) GELU
@@ -54,6 +62,10 @@ class Graph {
   Value rsqrt(Value x);
   Value neg(Value x);
   Value abs(Value x);
+  Value erf(Value x);
+  Value sin(Value x);
+  Value cos(Value x);
+  Value logical_not(Value x);  // x == 0 ? 1 : 0 (so 0 for NaN)
 
   Value softmax(Value x, int axis = -1);
   Value layer_norm(Value x, Value gamma, Value beta, float eps = 1e-5f);  // over the last axis

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // rungs/model.hpp: model files. A model is a JSON description of a HirModule whose shapes may
 // name one symbolic bucket dimension (for example "seq"), with its weights in a .safetensors file
-// beside it. The format is documented in docs/model-format.md.
+// beside it (docs/model-format.md), or an ONNX file whose symbolic dims are bound per extent
+// (docs/onnx.md).
 //
 //   Model m = rungs::load_model("examples/models/encoder.json");
 //   cache.ensure_hir_with_params(key, [&](uint64_t upper) { return m.build(upper); }, {});
@@ -31,7 +32,8 @@ std::string_view to_string(TensorDType dtype);  // "F32", "BF16", "F16" (the saf
 
 struct ModelInput {
   std::string name;
-  Shape shape;  // at the extent asked for
+  Shape shape;                          // at the extent asked for
+  ElementType dtype = ElementType::F32;  // as the file declares it (JSON models: always F32)
 };
 
 // How an input or output lies along the model's bucket dim, so a client can pad, slice and make
@@ -45,6 +47,7 @@ struct BucketLayout {
   // nullopt when it does not follow the bucket dim (passed through unpadded, returned whole) or
   // follows it on an inner axis (which cannot be padded by rows).
   std::optional<size_t> row_values;
+  ElementType dtype = ElementType::F32;  // as the file declares it (JSON models: always F32)
 };
 
 // What an input feeds, so generated inputs are meaningful: token ids of an embedding (values in
@@ -55,6 +58,17 @@ struct ModelParam {
   std::string name;
   Shape shape;
   TensorDType dtype = TensorDType::F32;  // as stored in the weights file (F32 without weights)
+};
+
+// Options for loading a model. Only ONNX files use them today (docs/onnx.md).
+struct LoadOptions {
+  // The symbolic dim the cache buckets; empty: the only symbol left after `fix`.
+  std::string bucket_dim;
+  // Symbol -> value. A symbol named like a batch ("batch", "batch_size", "N", ...) defaults to 1.
+  std::vector<std::pair<std::string, int64_t>> fix;
+  // ONNX external-data tensors by their `location`: natively read from beside the model when
+  // absent here; from bytes (browser) they must be given here or loading fails clearly.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> external_data;
 };
 
 class Model {
@@ -122,12 +136,24 @@ class Model {
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   friend Model load_model(const std::string&);
+  friend Model load_model(const std::string&, const LoadOptions&);
   friend Model load_model_from_bytes(std::string_view, std::span<const uint8_t>, std::string_view);
+  friend Model load_model_from_onnx_bytes(std::span<const uint8_t>, const LoadOptions&, std::string_view);
 };
 
 // Reads `path` (the JSON description) and the weights file it names, resolved relative to the
-// JSON file's folder. Throws Error(ParseError) naming the file at fault.
+// JSON file's folder. Throws Error(ParseError) naming the file at fault. A path ending in ".onnx"
+// is read as load_model(path, LoadOptions{}).
 Model load_model(const std::string& path);
+// ".onnx" (any case): an ONNX file, with `options`; else a JSON description (options must then be
+// empty). Throws Error(ParseError) for a malformed file, Error(Unsupported) for an op, opset or
+// type rungs does not support, naming the node, and Error(InvalidArgument) for options that do not
+// fit the file (an unknown symbol, an ambiguous bucket dim: the message lists the symbols).
+Model load_model(const std::string& path, const LoadOptions& options);
+// An ONNX file from memory. External data must be in options.external_data. `name` prefixes
+// error messages.
+Model load_model_from_onnx_bytes(std::span<const uint8_t> onnx, const LoadOptions& options = {},
+                                 std::string_view name = "model");
 // The same from memory (browsers have no files): the description's "weights" field is ignored
 // and `safetensors` is used instead. `name` prefixes error messages (e.g. "encoder").
 Model load_model_from_bytes(std::string_view json_text, std::span<const uint8_t> safetensors,

@@ -16,6 +16,10 @@ enum class Device { Cpu, Reference };
 
 using Shape = std::vector<int64_t>;
 
+// The element type a model file declares for an input or output. rungs computes in f32: integer
+// and boolean values are converted exactly at the API boundary.
+enum class ElementType { F32, I64, I32, Bool };
+
 // Handle to a node of one Graph (or HirModule). Only meaningful with the builder that made it.
 struct Value {
   uint32_t id;
