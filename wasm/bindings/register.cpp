@@ -155,6 +155,9 @@ EMSCRIPTEN_BINDINGS(rungs) {
       .function("description", &Model::description)
       .function("inputs", &model_inputs)
       .function("outputNames", &model_output_names)
+      .function("inputLayouts", &model_input_layouts)
+      .function("outputInners", &model_output_inners)
+      .function("syntheticInputs", &model_synthetic_inputs)
       .function("params", &model_params)
       .function("paramCount", &model_param_count)
       .function("hasWeights", &Model::has_weights)
@@ -163,4 +166,5 @@ EMSCRIPTEN_BINDINGS(rungs) {
       .function("toJson", &model_to_json)
       .function("weightsBytes", &wasm::model_weights_bytes);
   function("loadModel", &model_load, allow_raw_pointers());
+  function("_loadOnnx", &model_load_onnx, allow_raw_pointers());
 }
