@@ -298,10 +298,6 @@ class Builder {
                                       " (opset " + std::to_string(g_.opset) +
                                       ") is not supported; the supported ops are: " + join(supported_ops()));
   }
-  [[noreturn]] void needs_op(const std::string& op) const {
-    error(ErrorCode::Unsupported, "needs the Graph op '" + op + "', which this build of rungs does not have yet "
-                                  "(it is computed at run time here, so it cannot be folded)");
-  }
 
   void dispatch(const std::string& op) {
     using F2 = std::function<double(double, double)>;
@@ -415,12 +411,12 @@ class Builder {
       else if (p == 0.5) y = graph_->sqrt(v);
       else if (p == -0.5) y = graph_->rsqrt(v);
       else if (p == -1) y = graph_->div(graph_->constant({1.f}, {}), v);
-      else needs_op("pow");
+      else y = graph_->pow(v, graph_->constant({static_cast<float>(p)}, {}));
       // a [1]-shaped exponent broadcasts the result to at least rank 1
       if (e.shape.size() > x.shape.size()) y = graph_->reshape(y, broadcast_shape(x.shape, e.shape));
       return set(0, make_rt(y, Kind::Float));
     }
-    needs_op("pow");
+    set(0, make_rt(graph_->pow(mat(x), mat(e)), Kind::Float));
   }
 
   void comparison(const std::string& op, const std::function<double(double, double)>& f) {
@@ -429,8 +425,14 @@ class Builder {
     const Val& b = in(1);
     if (op == "And") return set(0, make_rt(graph_->mul(mat(a), mat(b)), Kind::Bool));
     if (op == "Or") return set(0, make_rt(graph_->maximum(mat(a), mat(b)), Kind::Bool));
-    needs_op(op == "Equal" ? "equal" : op == "Less" ? "less" : op == "Greater" ? "greater"
-                          : op == "LessOrEqual" ? "less_equal" : "greater_equal");
+    const Value x = mat(a), y = mat(b);
+    Value z{};
+    if (op == "Equal") z = graph_->equal(x, y);
+    else if (op == "Less") z = graph_->less(x, y);
+    else if (op == "Greater") z = graph_->greater(x, y);
+    else if (op == "LessOrEqual") z = graph_->less_equal(x, y);
+    else z = graph_->greater_equal(x, y);
+    set(0, make_rt(z, Kind::Bool));
   }
 
   void not_op() {
@@ -440,7 +442,7 @@ class Builder {
       t.kind = Kind::Bool;
       return set(0, make_const(std::move(t)));
     }
-    needs_op("logical_not");
+    set(0, make_rt(graph_->logical_not(mat(in(0))), Kind::Bool));
   }
 
   void where_op() {
@@ -454,7 +456,10 @@ class Builder {
       for (size_t k = 0; k < t.v.size(); ++k) t.v[k] = c.v[ic[k]] != 0 ? a.v[ia[k]] : b.v[ib[k]];
       return set(0, make_const(std::move(t)));
     }
-    needs_op("where");
+    const Val& a = in(1);
+    const Val& b = in(2);
+    const Kind kind = a.kind == Kind::Float || b.kind == Kind::Float ? Kind::Float : a.kind;
+    set(0, make_rt(graph_->where(mat(in(0)), mat(a), mat(b)), kind));
   }
 
   void unary_op(const std::string& op) {
@@ -479,7 +484,7 @@ class Builder {
     else if (op == "Sigmoid") y = graph_->sigmoid(v);
     else if (op == "Relu") y = graph_->relu(v);
     else if (op == "Abs") y = graph_->abs(v);
-    else needs_op("erf");
+    else y = graph_->erf(v);
     set(0, make_rt(y, op == "Neg" || op == "Abs" || op == "Relu" ? x.kind : Kind::Float));
   }
 
@@ -496,8 +501,23 @@ class Builder {
       if (attr("min")) lo = attr_f("min", 0);
       if (attr("max")) hi = attr_f("max", 0);
     }
-    if (has_input(1)) lo = const_in(1, "min").v.at(0);
-    if (has_input(2)) hi = const_in(2, "max").v.at(0);
+    std::optional<Value> lo_v, hi_v;  // bounds computed at run time
+    if (has_input(1)) {
+      if (in(1).is_const()) lo = in(1).c.v.at(0);
+      else lo_v = mat(in(1));
+    }
+    if (has_input(2)) {
+      if (in(2).is_const()) hi = in(2).c.v.at(0);
+      else hi_v = mat(in(2));
+    }
+    if (lo_v || hi_v) {
+      Value y = mat(x);
+      if (lo_v) y = graph_->maximum(y, *lo_v);
+      else if (lo) y = graph_->maximum(y, graph_->constant({static_cast<float>(*lo)}, {}));
+      if (hi_v) y = graph_->minimum(y, *hi_v);
+      else if (hi) y = graph_->minimum(y, graph_->constant({static_cast<float>(*hi)}, {}));
+      return set(0, make_rt(y, x.kind));
+    }
     if (x.is_const()) {
       Tensor t = x.c;
       for (double& v : t.v) {
@@ -514,6 +534,12 @@ class Builder {
 
   // ---------------------------------------------------------------- constants and shapes
   void identity() {
+    if (node_->op == "Dropout") {
+      const bool training = has_input(2) && (!in(2).is_const() || in(2).c.v.at(0) != 0);
+      if (training || attr_i("is_test", 1) == 0) {
+        error(ErrorCode::Unsupported, "Dropout in training mode is not supported (rungs runs inference)");
+      }
+    }
     Val v = in(0);
     set(0, v);
     if (node_->op == "Dropout" && node_->outputs.size() > 1 && !node_->outputs[1].empty()) {
@@ -589,12 +615,15 @@ class Builder {
       v.kind = kind;
       return set(0, v);
     }
-    // Runtime values are f32: to float is exact, int/bool to int/bool keeps the values.
-    if (kind != Kind::Float && v.kind == Kind::Float) {
+    // Runtime values are f32: to float is exact, int/bool to int keeps the values, to bool is
+    // x != 0. Float to int would need rounding toward zero, which rungs has no op for.
+    if (kind == Kind::Int && v.kind == Kind::Float) {
       error(ErrorCode::Unsupported, "Cast of a float computed at run time to " + data_type_name(to) +
-                                        " is not supported (rungs computes in f32)");
+                                        " is not supported (rungs computes in f32 and has no truncation op)");
     }
-    if (kind == Kind::Bool && v.kind == Kind::Int) needs_op("logical_not");  // x != 0
+    if (kind == Kind::Bool && v.kind != Kind::Bool) {
+      v = make_rt(graph_->logical_not(graph_->logical_not(mat(v))), Kind::Bool, v.origin);
+    }
     v.kind = kind;
     set(0, v);
   }
@@ -650,8 +679,10 @@ class Builder {
   void reshape_like(const std::string& op) {
     const Val& x = in(0);
     Shape s = x.shape;
-    if (op == "Flatten") {
-      const int axis = norm_axis(attr_i("axis", 1), s.size() + 1);
+    if (op == "Flatten") {  // axis in [-r, r]
+      int64_t ax = attr_i("axis", 1);
+      if (ax < 0) ax += static_cast<int64_t>(s.size());
+      const int axis = norm_axis(ax, s.size() + 1);
       int64_t a = 1, b = 1;
       for (size_t i = 0; i < s.size(); ++i) (static_cast<int>(i) < axis ? a : b) *= s[i];
       return set(0, reshape_val(x, {a, b}));
@@ -776,6 +807,39 @@ class Builder {
     return graph_->slice(x, axis, start, len);
   }
 
+  // x[..., ids, ...] along `axis` for ids in [0, dim) computed at run time (or constant): rows of
+  // a [dim, rest] table (an embedding lookup when x is a weight), another axis moved to the front
+  // first and back after. The result has shape xs[:axis] + ids_shape + xs[axis+1:].
+  Value take(Value x, const Shape& xs, int axis, Value ids, const Shape& ids_shape) {
+    const size_t r = xs.size();
+    const auto a = static_cast<size_t>(axis);
+    const int64_t dim = xs[a];
+    Shape moved{dim};
+    if (axis != 0) {
+      std::vector<int> perm{axis};
+      for (size_t i = 0; i < r; ++i)
+        if (i != a) perm.push_back(static_cast<int>(i));
+      x = graph_->transpose(x, perm);
+    }
+    for (size_t i = 0; i < r; ++i)
+      if (i != a) moved.push_back(xs[i]);
+    const int64_t rest = dim == 0 ? 0 : shape_numel(xs) / dim;
+    if (r != 2) x = graph_->reshape(x, {dim, rest});
+    Value y = graph_->gather(x, ids);
+    Shape ys(ids_shape);
+    ys.insert(ys.end(), moved.begin() + 1, moved.end());
+    y = graph_->reshape(y, ys);
+    if (axis != 0) {  // put the ids' dims at `axis`
+      const int q = static_cast<int>(ids_shape.size());
+      std::vector<int> back;
+      for (int i = 0; i < axis; ++i) back.push_back(q + i);
+      for (int i = 0; i < q; ++i) back.push_back(i);
+      for (int i = axis; i < static_cast<int>(r) - 1; ++i) back.push_back(q + i);
+      y = graph_->transpose(y, back);
+    }
+    return y;
+  }
+
   void gather() {
     const Val& data = in(0);
     const Val& idx = in(1);
@@ -822,16 +886,12 @@ class Builder {
       Value y = parts.size() == 1 ? parts[0] : graph_->concat(parts, axis);
       return set(0, reshape_val(make_rt(y, data.kind), out_shape));
     }
-    // Runtime ids into a table: an embedding lookup.
-    if (axis != 0 || data.is_const() == false && data.where != Val::Where::Weight) {
-      error(ErrorCode::Unsupported, "Gather with indices computed at run time needs a constant table and axis 0 (an "
-                                    "embedding); got axis " + std::to_string(axis) + " of a value computed at run time");
-    }
+    // Runtime ids: rows of the table; a negative id counts from the end, as ONNX says.
     if (idx.kind == Kind::Float) error(ErrorCode::Unsupported, "Gather indices must be integers");
-    Value table = mat(data);
-    if (data.shape.size() == 1) table = graph_->reshape(table, {dim, 1});
-    else if (data.shape.size() > 2) table = graph_->reshape(table, {dim, shape_numel(data.shape) / std::max<int64_t>(dim, 1)});
-    Value y = graph_->gather(table, mat(idx));
+    Value ids = mat(idx);
+    const Value zero = graph_->constant({0.f}, {});
+    ids = graph_->where(graph_->less(ids, zero), graph_->add(ids, graph_->constant({static_cast<float>(dim)}, {})), ids);
+    Value y = take(mat(data), data.shape, axis, ids, idx.shape);
     if (idx.origin >= 0 && roles_) {
       auto& r = (*roles_)[static_cast<size_t>(idx.origin)];
       r.role = InputRole::Ids;
@@ -900,9 +960,14 @@ class Builder {
     Value y = mat(x);
     for (size_t a = 0; a < r; ++a) {
       if (cnt[a] == x.shape[a] && sp[a] == 1) continue;
-      if (sp[a] != 1) error(ErrorCode::Unsupported, "Slice with step " + std::to_string(sp[a]) + " of a value computed at run time is not supported");
       if (cnt[a] == 0) error(ErrorCode::Unsupported, "Slice to an empty tensor of a value computed at run time is not supported");
-      y = graph_->slice(y, static_cast<int>(a), st[a], cnt[a]);
+      if (sp[a] == 1) {
+        y = graph_->slice(y, static_cast<int>(a), st[a], cnt[a]);
+        continue;
+      }
+      std::vector<float> ids;  // another step: the rows it picks, gathered
+      for (int64_t k = 0; k < cnt[a]; ++k) ids.push_back(static_cast<float>(st[a] + k * sp[a]));
+      y = take(y, graph_->shape(y), static_cast<int>(a), graph_->constant(std::move(ids), {cnt[a]}), {cnt[a]});
     }
     set(0, make_rt(y, x.kind, x.origin));
   }
@@ -1051,11 +1116,22 @@ class Builder {
     if (graph_->shape(beta) != Shape{inner}) beta = graph_->reshape(beta, {inner});
     Value y = graph_->layer_norm(v, gamma, beta, eps);
     if (axis != static_cast<int>(r) - 1) y = graph_->reshape(y, x.shape);
-    if (node_->outputs.size() > 1) {
-      for (size_t i = 1; i < node_->outputs.size(); ++i)
-        if (!node_->outputs[i].empty()) error(ErrorCode::Unsupported, "the Mean and InvStdDev outputs are not supported");
-    }
     set(0, make_rt(y, Kind::Float));
+    // The optional Mean and InvStdDev outputs: x.shape[:axis] + [1] * (rank - axis).
+    const bool want_mean = node_->outputs.size() > 1 && !node_->outputs[1].empty();
+    const bool want_inv = node_->outputs.size() > 2 && !node_->outputs[2].empty();
+    if (want_mean || want_inv) {
+      Shape reduced(x.shape.begin(), x.shape.begin() + axis);
+      reduced.resize(r, 1);
+      const Value mean = graph_->mean(v, {-1}, true);
+      if (want_mean) set(1, make_rt(graph_->reshape(mean, reduced), Kind::Float));
+      if (want_inv) {
+        const Value d = graph_->sub(v, mean);
+        const Value var = graph_->mean(graph_->mul(d, d), {-1}, true);
+        const Value inv = graph_->rsqrt(graph_->add(var, graph_->constant({eps}, {})));
+        set(2, make_rt(graph_->reshape(inv, reduced), Kind::Float));
+      }
+    }
   }
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <string>
@@ -204,12 +205,20 @@ TEST(OnnxBadFiles, ExternalData) {
   const std::string model_path = (dir / "m.onnx").string();
   std::ofstream(model_path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
   std::filesystem::remove(dir / "weights.bin");
+#ifdef __EMSCRIPTEN__
+  // WebAssembly reads external data from LoadOptions::external_data only (no file streams in the
+  // module: docs/onnx.md, "What it costs in the npm package"), even beside a model on disk.
+  std::ofstream(dir / "weights.bin", std::ios::binary).write(reinterpret_cast<const char*>(w), 8);
+  testing::expect_error([&] { load_model(model_path); }, ErrorCode::Unsupported,
+                        "is not available in WebAssembly: pass its bytes in LoadOptions::external_data");
+#else
   testing::expect_error([&] { load_model(model_path); }, ErrorCode::ParseError, "which cannot be read (looked for ");
   std::ofstream(dir / "weights.bin", std::ios::binary).write(reinterpret_cast<const char*>(w), 8);
   const Model from_file = load_model(model_path);
   out = testing::compile_and_run(from_file.build(1).first.lower(), Device::Reference, {{"x", {1, 2}}},
                                  from_file.build(1).second);
   EXPECT_EQ(out.at(0), (std::vector<float>{11, 22}));
+#endif
   std::filesystem::remove_all(dir);
 }
 
@@ -227,6 +236,100 @@ TEST(OnnxBadFiles, CycleAndUndefinedInput) {
                     "node 'reads_nothing' (Relu) reads 'nowhere', which no input, initializer or node defines");
   g->clear_node();
   expect_load_error(serialize(m), ErrorCode::ParseError, "output 'y' is not defined");
+}
+
+// Initializers of every supported type, from raw_data and from the typed fields: each is cast to
+// float and added to x, so the output shows the decoded values.
+TEST(OnnxInitializers, EveryTypeRawAndTyped) {
+  struct Case {
+    const char* name;
+    int type;
+    std::string raw;                   // little-endian bytes of the two values
+    std::function<void(pb::TensorProto&)> typed;
+    std::vector<float> values;
+    TensorDType stored = TensorDType::F32;
+  };
+  auto bytes_of = [](const auto& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0]));
+  };
+  const std::vector<Case> cases = {
+      {"f32", 1, bytes_of(std::vector<float>{1.5f, -2.f}), [](pb::TensorProto& t) { t.add_float_data(1.5f); t.add_float_data(-2.f); }, {1.5f, -2.f}},
+      {"f16", 10, bytes_of(std::vector<uint16_t>{0x3E00, 0xC000}), [](pb::TensorProto& t) { t.add_int32_data(0x3E00); t.add_int32_data(0xC000); }, {1.5f, -2.f}, TensorDType::F16},
+      {"bf16", 16, bytes_of(std::vector<uint16_t>{0x3FC0, 0xC000}), [](pb::TensorProto& t) { t.add_int32_data(0x3FC0); t.add_int32_data(0xC000); }, {1.5f, -2.f}, TensorDType::BF16},
+      {"f64", 11, bytes_of(std::vector<double>{1.5, -2.0}), [](pb::TensorProto& t) { t.add_double_data(1.5); t.add_double_data(-2.0); }, {1.5f, -2.f}},
+      {"i64", 7, bytes_of(std::vector<int64_t>{3, -4}), [](pb::TensorProto& t) { t.add_int64_data(3); t.add_int64_data(-4); }, {3.f, -4.f}},
+      {"i32", 6, bytes_of(std::vector<int32_t>{3, -4}), [](pb::TensorProto& t) { t.add_int32_data(3); t.add_int32_data(-4); }, {3.f, -4.f}},
+      {"bool", 9, bytes_of(std::vector<uint8_t>{1, 0}), [](pb::TensorProto& t) { t.add_int32_data(1); t.add_int32_data(0); }, {1.f, 0.f}},
+      {"u8", 2, bytes_of(std::vector<uint8_t>{3, 200}), [](pb::TensorProto& t) { t.add_int32_data(3); t.add_int32_data(200); }, {3.f, 200.f}},
+      {"i8", 3, bytes_of(std::vector<int8_t>{3, -100}), [](pb::TensorProto& t) { t.add_int32_data(3); t.add_int32_data(-100); }, {3.f, -100.f}},
+  };
+  for (const Case& c : cases) {
+    for (bool raw : {true, false}) {
+      pb::ModelProto m = relu_model();
+      auto* g = m.mutable_graph();
+      g->clear_node();
+      g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(2);
+      g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(1);
+      auto* t = g->add_initializer();
+      t->set_name("w");
+      t->set_data_type(c.type);
+      t->add_dims(2);
+      if (raw) t->set_raw_data(c.raw);
+      else c.typed(*t);
+      auto* cast = add_node(g, "Cast", {"w"}, {"wf"}, "cast");
+      auto* to = cast->add_attribute();
+      to->set_name("to");
+      to->set_type(pb::AttributeProto::INT);
+      to->set_i(1);
+      add_node(g, "Add", {"x", "wf"}, {"y"}, "add");
+      const Model model = load_model_from_onnx_bytes(serialize(m), {}, c.name);
+      auto [module, weights] = model.build(1);
+      const auto out = testing::compile_and_run(module.lower(), Device::Reference, {{"x", {10.f, 20.f}}}, weights);
+      EXPECT_EQ(out.at(0), (std::vector<float>{10.f + c.values[0], 20.f + c.values[1]})) << c.name << (raw ? " raw" : " typed");
+      if (c.type == 1 || c.type == 10 || c.type == 16 || c.type == 11) {
+        ASSERT_EQ(model.params().size(), 1u) << c.name;  // a float initializer is a weight
+        EXPECT_EQ(model.params()[0].dtype, c.stored) << c.name;
+      } else {
+        EXPECT_TRUE(model.params().empty()) << c.name;  // integers are folded constants
+      }
+      // Raw bytes of the wrong length.
+      if (raw) {
+        t->set_raw_data(c.raw + "x");
+        expect_load_error(serialize(m), ErrorCode::ParseError, "initializer 'w': raw_data holds");
+      }
+    }
+  }
+  // A type rungs does not read.
+  pb::ModelProto m = relu_model();
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name("s");
+  t->set_data_type(8);
+  t->add_dims(1);
+  t->add_string_data("a");
+  expect_load_error(serialize(m), ErrorCode::Unsupported, "initializer 's': element type STRING is not supported");
+}
+
+// Graph inputs that are also initializers (older exporters list every weight as an input) are
+// weights, not inputs; Constant nodes are folded.
+TEST(OnnxInitializers, InputsThatAreInitializersAndConstantNodes) {
+  pb::ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  add_float_init(g, "b", {2}, {1.f, 2.f});
+  add_io(g->add_input(), "b", {"2"});
+  auto* c = add_node(g, "Constant", {}, {"k"}, "three");
+  auto* v = c->add_attribute();
+  v->set_name("value_float");
+  v->set_type(pb::AttributeProto::FLOAT);
+  v->set_f(3.f);
+  add_node(g, "Add", {"x", "b"}, {"xb"}, "add");
+  add_node(g, "Mul", {"xb", "k"}, {"y"}, "mul");
+  const Model model = load_model_from_onnx_bytes(serialize(m));
+  ASSERT_EQ(model.inputs(1).size(), 1u);
+  EXPECT_EQ(model.params().size(), 1u);
+  auto [module, weights] = model.build(1);
+  const auto out = testing::compile_and_run(module.lower(), Device::Reference, {{"x", {1.f, 1.f}}}, weights);
+  EXPECT_EQ(out.at(0), (std::vector<float>{6.f, 9.f}));
 }
 
 TEST(OnnxBadFiles, AmbiguousBucketDim) {

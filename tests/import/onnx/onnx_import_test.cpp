@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "rungs/rungs.hpp"
 #include "test_util.hpp"
 
@@ -106,6 +108,88 @@ TEST(OnnxImport, FixAndBucketDimOptions) {
   json_opts.bucket_dim = "seq";
   testing::expect_error([&] { load_model("model.json", json_opts); }, ErrorCode::InvalidArgument,
                         "apply to .onnx files only");
+}
+
+// The torch-exported encoders (make_test_models.py) at every golden length, through the bucketed
+// cache with the pow2 ladder, padded and with active extent: 1e-4 against torch on the real rows.
+struct Golden {
+  size_t length;
+  std::vector<std::vector<float>> inputs;   // model input order
+  std::vector<std::vector<float>> outputs;  // model output order
+};
+
+std::vector<Golden> read_golden(const Model& m, const std::string& name) {
+  std::ifstream in(test_file(name + ".golden.json"));
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::vector<Golden> out;
+  for (const auto& c : j.at("cases")) {
+    Golden g;
+    g.length = c.at("length").get<size_t>();
+    for (const auto& i : m.inputs(g.length)) g.inputs.push_back(c.at("inputs").at(i.name).get<std::vector<float>>());
+    for (const auto& o : m.output_names()) g.outputs.push_back(c.at("outputs").at(o).get<std::vector<float>>());
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+void expect_matches_torch(const std::string& name, size_t expected_outputs) {
+  const Model m = load_model(test_file(name + ".onnx"));
+  EXPECT_EQ(m.bucket_dim(), "seq");
+  const std::vector<Golden> cases = read_golden(m, name);
+  ASSERT_GE(cases.size(), 4u);
+  ASSERT_EQ(m.output_names().size(), expected_outputs);
+  for (bool active : {false, true}) {
+    auto cache = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 4, 64);
+    cache.set_active_extent(active);
+    for (const Golden& g : cases) {
+      const auto in = m.cache_inputs(g.inputs);
+      const auto inners = m.output_inners();
+      auto run = cache.run_padded_mixed(g.length, g.length, [&](uint64_t upper) { return m.build(upper); }, in, inners);
+      ASSERT_TRUE(run.has_value());
+      ASSERT_EQ(run->outputs.size(), g.outputs.size());
+      for (size_t o = 0; o < g.outputs.size(); ++o) {
+        EXPECT_LT(testing::max_rel_error(run->outputs[o], g.outputs[o]), 1e-4)
+            << name << " output " << m.output_names()[o] << " length " << g.length << " bucket " << run->upper
+            << (active ? " active" : " padded");
+      }
+    }
+  }
+  // Exactly at each length on the reference device too.
+  for (const Golden& g : cases) {
+    auto [module, weights] = m.build(g.length);
+    std::vector<std::pair<std::string, std::vector<float>>> named;
+    const auto ins = m.inputs(g.length);
+    for (size_t i = 0; i < ins.size(); ++i) named.emplace_back(ins[i].name, g.inputs[i]);
+    const auto out = testing::compile_and_run(module.lower(), Device::Reference, named, weights);
+    for (size_t o = 0; o < g.outputs.size(); ++o)
+      EXPECT_LT(testing::max_rel_error(out.at(o), g.outputs[o]), 1e-4) << name << " reference length " << g.length;
+  }
+}
+
+TEST(OnnxImport, TinyBertMatchesTorch) {
+  expect_matches_torch("tiny_bert", 2);
+  const Model m = load_model(test_file("tiny_bert.onnx"));
+  const auto ins = m.inputs(7);
+  ASSERT_EQ(ins.size(), 3u);
+  EXPECT_EQ(ins[0].dtype, ElementType::I64);
+  EXPECT_EQ(m.input_role(0), InputRole::Ids);
+  EXPECT_EQ(m.input_vocab(0), 50u);
+  EXPECT_EQ(m.input_role(1), InputRole::Mask);
+  EXPECT_EQ(m.input_role(2), InputRole::Ids);  // token types index a table of 2 rows
+  EXPECT_EQ(m.input_vocab(2), 2u);
+  const auto outs = m.output_layouts(7);
+  EXPECT_EQ(outs[0].shape, (Shape{1, 7, 16}));
+  EXPECT_EQ(outs[0].row_values, std::optional<size_t>(16));
+  EXPECT_FALSE(outs[1].follows_bucket);
+  // The position table has 64 rows: a longer extent fails at that extent, naming the node.
+  testing::expect_error([&] { m.build(65); }, ErrorCode::ShapeMismatch, "(at seq=65): node '");
+}
+
+TEST(OnnxImport, TinySentenceEncoderMatchesTorch) {
+  expect_matches_torch("tiny_sentence", 1);
+  const Model m = load_model(test_file("tiny_sentence.onnx"));
+  EXPECT_EQ(m.input_role(1), InputRole::Mask);
+  EXPECT_EQ(m.output_layouts(9).at(0).shape, (Shape{1, 16}));
 }
 
 }  // namespace
