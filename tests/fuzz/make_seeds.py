@@ -3,7 +3,7 @@
 """tests/fuzz/make_seeds.py: writes the seed corpora in tests/fuzz/corpus/ (committed; rerun after
 changing this file). Small on purpose: libFuzzer mutates seeds, so a few hundred bytes each.
 
-  python3 tests/fuzz/make_seeds.py
+  /usr/bin/python3 tests/fuzz/make_seeds.py    (Debian's python3-onnx for the ONNX seeds)
 """
 import json
 import os
@@ -122,7 +122,85 @@ def api_seeds():
         write("fuzz_api", "random_%02d" % i, bytes(rng.randrange(256) for _ in range(24 + 16 * i)))
 
 
+def onnx_seeds():
+    """Small valid ONNX models (python3-onnx, Debian) for fuzz_onnx: the exporter idioms the
+    frontend folds (Shape/Gather/Unsqueeze/Concat/Reshape), the encoder ops, every initializer
+    form, a symbol to bucket and one to fix, and a few the frontend must refuse clearly."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    def save(name, nodes, inputs, outputs, inits=(), opset=14):
+        g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="rungs-seeds")
+        m.ir_version = 8
+        write("fuzz_onnx", name, m.SerializeToString())
+
+    f32, i64 = TensorProto.FLOAT, TensorProto.INT64
+    w = lambda name, *shape: numpy_helper.from_array(
+        (np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) % 7 - 3) / 8, name)
+    # MatMul + Add + Relu over [batch, seq, 4].
+    save("mlp", [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["a"]),
+                 helper.make_node("Relu", ["a"], ["y"])],
+         [helper.make_tensor_value_info("x", f32, ["batch", "seq", 4])],
+         [helper.make_tensor_value_info("y", f32, ["batch", "seq", 3])], [w("w", 4, 3), w("b", 3)])
+    # Embedding Gather of int64 ids, LayerNormalization, ReduceMean: an encoder's ends (opset 17).
+    save("embed_ln", [helper.make_node("Gather", ["table", "ids"], ["e"]),
+                      helper.make_node("LayerNormalization", ["e", "g", "b"], ["n"], axis=-1, epsilon=1e-5),
+                      helper.make_node("ReduceMean", ["n"], ["y"], axes=[1], keepdims=0)],
+         [helper.make_tensor_value_info("ids", i64, [1, "seq"])],
+         [helper.make_tensor_value_info("y", f32, [1, 4])], [w("table", 10, 4), w("g", 4), w("b", 4)], opset=17)
+    # The shape arithmetic exporters emit: Reshape to (Shape[0], Shape[1], 2, 2) then Transpose.
+    save("shape_fold", [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Constant", [], ["i0"], value=helper.make_tensor("i0", i64, [], [0])),
+        helper.make_node("Constant", [], ["i1"], value=helper.make_tensor("i1", i64, [], [1])),
+        helper.make_node("Gather", ["s", "i0"], ["d0"], axis=0), helper.make_node("Gather", ["s", "i1"], ["d1"], axis=0),
+        helper.make_node("Unsqueeze", ["d0", "ax"], ["u0"]), helper.make_node("Unsqueeze", ["d1", "ax"], ["u1"]),
+        helper.make_node("Concat", ["u0", "u1", "tail"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3]),
+        helper.make_node("Softmax", ["t"], ["y"], axis=-1)],
+        [helper.make_tensor_value_info("x", f32, ["batch", "seq", 4])],
+        [helper.make_tensor_value_info("y", f32, ["batch", 2, "seq", 2])],
+        [numpy_helper.from_array(np.array([0], np.int64), "ax"), numpy_helper.from_array(np.array([2, 2], np.int64), "tail")])
+    # An additive mask from an int64 attention mask: (1 - mask) * -10000, Cast, Where, Erf.
+    save("mask", [
+        helper.make_node("Cast", ["mask"], ["mf"], to=f32), helper.make_node("Sub", ["one", "mf"], ["inv"]),
+        helper.make_node("Mul", ["inv", "big"], ["add"]), helper.make_node("Add", ["x", "add"], ["s"]),
+        helper.make_node("Erf", ["s"], ["e"]), helper.make_node("Equal", ["mf", "one"], ["keep"]),
+        helper.make_node("Where", ["keep", "e", "zero"], ["y"])],
+        [helper.make_tensor_value_info("x", f32, [1, "seq"]), helper.make_tensor_value_info("mask", i64, [1, "seq"])],
+        [helper.make_tensor_value_info("y", f32, [1, "seq"])],
+        [numpy_helper.from_array(np.array(1, np.float32), "one"), numpy_helper.from_array(np.array(-10000, np.float32), "big"),
+         numpy_helper.from_array(np.array(0, np.float32), "zero")], opset=13)
+    # Initializers in typed fields (float_data, int64_data), f16 raw data, a graph input that is
+    # also an initializer.
+    typed = helper.make_tensor("wt", f32, [4, 2], [0.5, -1, 2, 0.25, 1, 1, -0.5, 3])
+    half = numpy_helper.from_array(np.array([1, -2], np.float16), "bh")
+    save("typed_f16", [helper.make_node("Cast", ["bh"], ["bh32"], to=f32),
+                       helper.make_node("Gemm", ["x", "wt", "bh32"], ["y"], transB=0)],
+         [helper.make_tensor_value_info("x", f32, ["n", 4]), helper.make_tensor_value_info("wt", f32, [4, 2])],
+         [helper.make_tensor_value_info("y", f32, ["n", 2])], [typed, half], opset=11)
+    # Two symbols and no batch-like name: ambiguous without options (refused, with both names).
+    save("two_symbols", [helper.make_node("Add", ["a", "b"], ["y"])],
+         [helper.make_tensor_value_info("a", f32, ["rows", "cols"]), helper.make_tensor_value_info("b", f32, ["rows", "cols"])],
+         [helper.make_tensor_value_info("y", f32, ["rows", "cols"])])
+    # External data the bytes do not carry: refused by name.
+    ext = TensorProto(name="we", data_type=f32, dims=[2])
+    ext.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "weights.bin"), ("offset", "0"), ("length", "8")):
+        e = ext.external_data.add()
+        e.key, e.value = k, v
+    save("external", [helper.make_node("Mul", ["x", "we"], ["y"])],
+         [helper.make_tensor_value_info("x", f32, ["seq", 2])], [helper.make_tensor_value_info("y", f32, ["seq", 2])], [ext])
+    # An op the frontend does not map.
+    save("unsupported", [helper.make_node("Hardmax", ["x"], ["y"])],
+         [helper.make_tensor_value_info("x", f32, ["seq", 2])], [helper.make_tensor_value_info("y", f32, ["seq", 2])])
+
+
 if __name__ == "__main__":
     model_seeds()
     graph_seeds()
     api_seeds()
+    onnx_seeds()

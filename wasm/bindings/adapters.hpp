@@ -146,6 +146,10 @@ val cache_policy(const JsCache& js);
 
 // ---- Model ----------------------------------------------------------------------------------
 Model* model_load(const val& json, const val& safetensors, const std::string& source);
+Model* model_load_onnx(const val& onnx, const val& options, const std::string& source);
+val model_input_layouts(const Model& model, const val& extent);
+val model_output_inners(const Model& model);
+val model_synthetic_inputs(const Model& model, const val& rows, const val& seed);
 Model* model_parse(const std::string& json, const std::string& source);
 val model_inputs(const Model& model, const val& extent);
 val model_output_names(const Model& model);

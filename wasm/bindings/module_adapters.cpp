@@ -147,6 +147,29 @@ Model* model_load(const val& json, const val& safetensors, const std::string& so
   });
 }
 
+// options: what index.js's loadOnnx made of the user's object (it checks the types and names
+// first): { bucketDim: string, fix: [[symbol, value], ...], externalData: [[location, Uint8Array], ...] }.
+Model* model_load_onnx(const val& onnx, const val& options, const std::string& source) {
+  return guarded([&]() -> Model* {
+    const auto bytes = to_bytes(onnx, "loadOnnx: bytes (the .onnx file, a Uint8Array)");
+    LoadOptions o;
+    o.bucket_dim = options["bucketDim"].as<std::string>();
+    const val fix = options["fix"];
+    const auto nfix = fix["length"].as<size_t>();
+    for (size_t i = 0; i < nfix; ++i) {
+      const std::string name = fix[i][0].as<std::string>();
+      o.fix.emplace_back(name, to_i64(fix[i][1], "loadOnnx: options.fix." + name));
+    }
+    const val ext = options["externalData"];
+    const auto next = ext["length"].as<size_t>();
+    for (size_t i = 0; i < next; ++i) {
+      const std::string location = ext[i][0].as<std::string>();
+      o.external_data.emplace_back(location, to_bytes(ext[i][1], "loadOnnx: options.externalData['" + location + "']"));
+    }
+    return new Model(load_model_from_onnx_bytes(bytes, o, source));
+  });
+}
+
 Model* model_parse(const std::string& json, const std::string& source) {
   return guarded([&] { return new Model(Model::parse(json, source)); });
 }
@@ -162,6 +185,63 @@ val model_inputs(const Model& model, const val& extent) {
       out.set(i, item);
     }
     return out;
+  });
+}
+
+namespace {
+const char* element_type_name(ElementType t) {
+  switch (t) {
+    case ElementType::I64: return "int64";
+    case ElementType::I32: return "int32";
+    case ElementType::Bool: return "bool";
+    case ElementType::F32: break;
+  }
+  return "float32";
+}
+const char* input_role_name(InputRole r) {
+  switch (r) {
+    case InputRole::Ids: return "ids";
+    case InputRole::Mask: return "mask";
+    case InputRole::Values: break;
+  }
+  return "values";
+}
+}  // namespace
+
+// [{name, shape, followsBucket, rowValues (null when not padded by rows), dtype, role}] per input.
+val model_input_layouts(const Model& model, const val& extent) {
+  return guarded([&] {
+    const auto layouts = model.input_layouts(to_u64(extent, "inputLayouts: extent"));
+    val out = val::array();
+    for (size_t i = 0; i < layouts.size(); ++i) {
+      val item = val::object();
+      item.set("name", layouts[i].name);
+      item.set("shape", from_shape(layouts[i].shape));
+      item.set("followsBucket", layouts[i].follows_bucket);
+      item.set("rowValues", layouts[i].row_values ? val(static_cast<double>(*layouts[i].row_values)) : val::null());
+      item.set("dtype", std::string(element_type_name(layouts[i].dtype)));
+      item.set("role", std::string(input_role_name(model.input_role(i))));
+      out.set(i, item);
+    }
+    return out;
+  });
+}
+
+// runPadded*'s outputInners: per output its values per row, 0 for an output returned whole.
+val model_output_inners(const Model& model) {
+  return guarded([&] {
+    val out = val::array();
+    const auto inners = model.output_inners();
+    for (size_t i = 0; i < inners.size(); ++i) out.set(i, static_cast<double>(inners[i]));
+    return out;
+  });
+}
+
+// Reproducible inputs for `rows` rows (ids in range, masks of ones): Float32Array per input.
+val model_synthetic_inputs(const Model& model, const val& rows, const val& seed) {
+  return guarded([&] {
+    return from_outputs(model.synthetic_inputs(to_u64(rows, "syntheticInputs: rows"),
+                                               to_u64(seed, "syntheticInputs: seed")));
   });
 }
 

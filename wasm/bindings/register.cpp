@@ -166,6 +166,9 @@ EMSCRIPTEN_BINDINGS(rungs) {
       .function("description", &Model::description)
       .function("inputs", &model_inputs)
       .function("outputNames", &model_output_names)
+      .function("inputLayouts", &model_input_layouts)
+      .function("outputInners", &model_output_inners)
+      .function("syntheticInputs", &model_synthetic_inputs)
       .function("params", &model_params)
       .function("paramCount", &model_param_count)
       .function("hasWeights", &Model::has_weights)
@@ -189,4 +192,5 @@ EMSCRIPTEN_BINDINGS(rungs) {
       .function("tokenToId", &wordpiece_token_to_id)
       .function("idToToken", &wordpiece_id_to_token)
       .function("vocabSize", &wordpiece_vocab_size);
+  function("_loadOnnx", &model_load_onnx, allow_raw_pointers());
 }

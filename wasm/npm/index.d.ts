@@ -446,6 +446,20 @@ export interface ModelInput {
   shape: Shape;
 }
 
+/** How an input lies along the bucket dim (Model.inputLayouts). */
+export interface InputLayout {
+  name: string;
+  shape: Shape;
+  /** The shape changes with the extent. */
+  followsBucket: boolean;
+  /** Values per row when padded by appending rows; null when not padded by rows. */
+  rowValues: number | null;
+  /** As the file declares it (JSON models: always float32); values are passed as numbers. */
+  dtype: 'float32' | 'int64' | 'int32' | 'bool';
+  /** What it feeds: token ids, a keep mask (1 keeps a row), or plain values. */
+  role: 'ids' | 'mask' | 'values';
+}
+
 export interface ModelParam {
   name: string;
   shape: Shape;
@@ -463,6 +477,12 @@ export declare class Model implements Deletable {
   description(): string;
   inputs(extent: number): ModelInput[];
   outputNames(): string[];
+  /** Every input's layout along the bucket dim at `extent`. */
+  inputLayouts(extent: number): InputLayout[];
+  /** runPadded*'s outputInners: each output's values per row, 0 for one returned whole. */
+  outputInners(): number[];
+  /** Reproducible inputs for `rows` rows (ids in range, masks of ones, values in [-1, 1]). */
+  syntheticInputs(rows: number, seed?: number): Float32Array[];
   params(): ModelParam[];
   paramCount(): number;
   hasWeights(): boolean;
@@ -537,6 +557,21 @@ export declare class WordPieceTokenizer implements Deletable {
 
 /** A model from its JSON text and its .safetensors bytes (browsers have no files). */
 export declare function loadModel(jsonText: string | Uint8Array, safetensors: Uint8Array, source?: string): Model;
+
+/** Options of loadOnnx (docs/onnx.md, "Options"). */
+export interface OnnxLoadOptions {
+  /** The symbolic dim the cache buckets; default: the only symbol left after `fix`. */
+  bucketDim?: string;
+  /** Values for the other symbols, e.g. {batch: 1} (a batch-like symbol defaults to 1). */
+  fix?: Record<string, number>;
+  /** External-data tensors by their `location` (a browser has no files beside the model). */
+  externalData?: Record<string, Uint8Array | ArrayBuffer>;
+  /** Names the model in error messages (default "model"). */
+  name?: string;
+}
+
+/** An ONNX model file from its bytes: a Model like loadModel's, bucketed on its symbolic dim. */
+export declare function loadOnnx(bytes: Uint8Array | ArrayBuffer, options?: OnnxLoadOptions): Model;
 
 /** The rungs library version, "MAJOR.MINOR.PATCH". */
 export declare function version(): string;

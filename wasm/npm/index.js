@@ -257,7 +257,7 @@ const methodDefaults = {
     meanPool: [R, null],
   },
   Session: { compile: [R, null], compileHir: [R, null] },
-  Model: { toJson: [''], weightsBytes: ['F32'] },
+  Model: { toJson: [''], weightsBytes: ['F32'], syntheticInputs: [R, 1] },
   WordPieceTokenizer: { encode: [R, true], encodePair: [R, R, true] },
 };
 
@@ -430,6 +430,55 @@ export const ladder = Object.freeze({
 export const padRows = fn('padRows', [R, R, R]);
 export const sliceRows = fn('sliceRows', [R, R, R]);
 export const loadModel = fn('loadModel', [R, R, 'model']);
+
+const loadOnnxCore = checked(wasm._loadOnnx, 'loadOnnx');
+const onnxOptionNames = ['bucketDim', 'fix', 'externalData', 'name'];
+const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) &&
+  !ArrayBuffer.isView(v) && !(v instanceof ArrayBuffer);
+const asBytes = (who, what, v) => {
+  if (v instanceof Uint8Array) return v;
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  throw argumentError(`${who}: ${what} must be a Uint8Array or an ArrayBuffer, got ${describeValue(v)}`);
+};
+
+/**
+ * An ONNX model file (docs/onnx.md) from its bytes: the same Model as loadModel gives for a
+ * bundled model. options: { bucketDim: 'seq', fix: { batch: 1 }, externalData: { 'w.bin': bytes },
+ * name: 'model' (prefixes error messages) }, every field optional.
+ */
+export function loadOnnx(bytes, options = {}) {
+  const who = 'loadOnnx';
+  const data = asBytes(who, 'bytes (the .onnx file)', bytes);
+  if (options === undefined || options === null) options = {};
+  if (!isPlainObject(options)) {
+    throw argumentError(`${who}: options must be an object {bucketDim, fix, externalData, name}, got ${describeValue(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!onnxOptionNames.includes(key)) {
+      throw argumentError(`${who}: unknown option '${key}' (the options are ${onnxOptionNames.join(', ')})`);
+    }
+  }
+  const { bucketDim = '', fix = {}, externalData = {}, name = 'model' } = options;
+  if (typeof bucketDim !== 'string') {
+    throw argumentError(`${who}: options.bucketDim must be a string (a symbolic dim of the model), got ${describeValue(bucketDim)}`);
+  }
+  if (typeof name !== 'string') throw argumentError(`${who}: options.name must be a string, got ${describeValue(name)}`);
+  if (!isPlainObject(fix)) {
+    throw argumentError(`${who}: options.fix must be an object {symbol: value}, e.g. {batch: 1}, got ${describeValue(fix)}`);
+  }
+  const fixPairs = Object.entries(fix).map(([symbol, value]) => {
+    if (!Number.isSafeInteger(value)) {
+      throw argumentError(`${who}: options.fix.${symbol} must be a whole number, got ${describeValue(value)}`);
+    }
+    return [symbol, value];
+  });
+  if (!isPlainObject(externalData)) {
+    throw argumentError(`${who}: options.externalData must be an object {location: Uint8Array}, got ${describeValue(externalData)}`);
+  }
+  const externalPairs = Object.entries(externalData).map(([location, value]) =>
+    [location, asBytes(who, `options.externalData['${location}']`, value)]);
+  return loadOnnxCore(data, { bucketDim, fix: fixPairs, externalData: externalPairs }, name);
+}
 
 /** The rungs library version, "MAJOR.MINOR.PATCH". */
 export const version = () => wasm.version();

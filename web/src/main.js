@@ -153,6 +153,10 @@ worker.onmessage = (ev) => {
       publish();
       replan();
       break;
+    case 'onnx-loaded':
+    case 'onnx-error':
+      onOnnxMessage(m);
+      break;
     case 'plan':
       if (m.planId !== planId) return;
       state.plan = m;
@@ -177,6 +181,96 @@ worker.onerror = (ev) => {
   el.env.textContent = `The WebAssembly worker failed to start: ${ev.message || 'unknown error'}`;
   el.env.className = 'env bad';
 };
+
+// ------------------------------------------------------------------------------------------ .onnx
+
+// A dropped or chosen .onnx file goes to the worker (loadOnnx there); the options come from the
+// two boxes: the bucket dim ('' = the only symbol left) and "name=value" pairs to fix the others.
+const onnx = { bytes: null, fileName: '', loadId: 0 };
+
+function parseFix(text) {
+  const fix = {};
+  for (const part of text.split(/[,\s]+/).filter(Boolean)) {
+    const m = /^([^=]+)=(\d+)$/.exec(part);
+    if (!m) throw new Error(`Fix: '${part}' is not name=value (a whole number), e.g. batch=1`);
+    fix[m[1]] = Number(m[2]);
+  }
+  return fix;
+}
+
+function loadOnnxBytes() {
+  if (!onnx.bytes) return;
+  const status = $('onnx-status');
+  let fix;
+  try {
+    fix = parseFix($('onnx-fix').value);
+  } catch (e) {
+    status.textContent = e.message;
+    status.className = 'hint error';
+    return;
+  }
+  const options = { fix };
+  const bucketDim = $('onnx-bucket-dim').value.trim();
+  if (bucketDim) options.bucketDim = bucketDim;
+  onnx.loadId++;
+  status.textContent = `Loading ${onnx.fileName}…`;
+  status.className = 'hint';
+  // A copy: the buffer is transferred, and "Load again" needs the bytes.
+  const bytes = onnx.bytes.slice(0);
+  worker.postMessage({ type: 'load-onnx', loadId: onnx.loadId, fileName: onnx.fileName, bytes, options }, [bytes]);
+}
+
+async function takeOnnxFile(file) {
+  if (!file) return;
+  const status = $('onnx-status');
+  if (!/\.onnx$/i.test(file.name)) {
+    status.textContent = `${file.name}: not an .onnx file (the demo takes ONNX models; export one with torch.onnx.export)`;
+    status.className = 'hint error';
+    return;
+  }
+  onnx.bytes = await file.arrayBuffer();
+  onnx.fileName = file.name;
+  $('onnx-reload').disabled = false;
+  loadOnnxBytes();
+}
+
+function onOnnxMessage(m) {
+  if (m.loadId !== onnx.loadId) return;
+  const status = $('onnx-status');
+  if (m.type === 'onnx-error') {
+    status.textContent = m.message;
+    status.className = 'hint error';
+    return;
+  }
+  const inputs = m.inputs.map((i) => `${i.name} (${i.dtype}${i.role !== 'values' ? `, ${i.role}` : ''})`).join(', ');
+  MODELS.onnx = {
+    desc: { description: `${m.fileName}: ${m.paramCount.toLocaleString('en-US')} parameters; inputs ${inputs}; outputs ${m.outputs.join(', ')}`,
+      bucket_dim: m.bucketDim },
+    urls: null,
+  };
+  $('onnx-choice-name').textContent = m.fileName;
+  $('onnx-choice').hidden = false;
+  status.textContent = `Loaded ${m.fileName}, bucketed on '${m.bucketDim}'.`;
+  status.className = 'hint ok';
+  state.model = 'onnx';
+  changed(0);
+}
+
+function wireOnnx() {
+  $('onnx-file').addEventListener('change', (ev) => takeOnnxFile(ev.target.files[0]));
+  $('onnx-reload').addEventListener('click', loadOnnxBytes);
+  const drop = $('onnx-drop');
+  drop.addEventListener('dragover', (ev) => {
+    ev.preventDefault();
+    drop.classList.add('over');
+  });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    drop.classList.remove('over');
+    takeOnnxFile(ev.dataTransfer.files[0]);
+  });
+}
 
 function trafficSpec() {
   const t = state.traffic;
@@ -245,7 +339,7 @@ function startRun() {
     type: 'run',
     runId,
     model: state.model,
-    modelUrls: MODELS[state.model].urls,
+    modelUrls: MODELS[state.model].urls,  // null for a loaded .onnx (the worker holds it)
     active: state.active,
     repetitions: state.run.repetitions,
     lengths: plan.lengths,
@@ -1023,6 +1117,7 @@ window.addEventListener('afterprint', () => {
 readUrl();
 buildStaticControls();
 wireControls();
+wireOnnx();
 syncInputs();
 renderTabs();
 publish();

@@ -6,6 +6,8 @@
 //     { type: 'plan', planId, traffic, schemes }      traffic spec + scheme specs
 //     { type: 'run', runId, model, modelUrls, active, repetitions, lengths, schemes: [{ ranges }] }
 //     { type: 'cancel', runId }
+//     { type: 'load-onnx', loadId, fileName, bytes: ArrayBuffer, options: { bucketDim, fix } }
+//                                                      a dropped or chosen .onnx (model name 'onnx')
 //   worker -> page
 //     { type: 'ready', version, isa }                  the module loaded
 //     { type: 'plan', planId, lengths, problems, ladders: [{ ranges, error, field, expectedWaste, covered }] }
@@ -13,11 +15,13 @@
 //     { type: 'progress', runId, scheme, rep, done, events, stats?, heap? }   at most every ~80 ms
 //     { type: 'scheme-done', runId, scheme, stats, reports, heap, totalMs, refused, repTotals, latency }
 //     { type: 'done', runId } | { type: 'cancelled', runId } | { type: 'error', runId, message }
+//     { type: 'onnx-loaded', loadId, fileName, bucketDim, inputs, outputs, paramCount }
+//     { type: 'onnx-error', loadId, fileName, message, code }
 //
 // `stats` is the cache's own stats() object; the final one of a scheme is taken right after its
 // last request, before the compiled-graph reports are read (reading one is a cache lookup, which
 // would count as a hit).
-import { BucketedCompileCache, Device, cpuIsa, heapStats, ladder, loadModel, version } from 'rungs';
+import { BucketedCompileCache, Device, cpuIsa, heapStats, ladder, loadModel, loadOnnx, version } from 'rungs';
 import { buildLadder, bucketOf } from './schemes.js';
 import { makeTraffic } from './traffic.js';
 
@@ -80,8 +84,52 @@ function planOutputs(model) {
   });
 }
 
+// An ONNX file: its Model says how each input lies along the bucket dim and what it feeds, and
+// makes reproducible inputs itself (ids below the vocabulary, masks of ones).
+function loadOnnxModel(msg) {
+  const { loadId, fileName } = msg;
+  let model;
+  try {
+    // The frontend names the model '<name>.onnx' in its messages.
+    model = loadOnnx(new Uint8Array(msg.bytes), { ...msg.options, name: fileName.replace(/\.onnx$/i, '') });
+    if (!model.bucketDim()) {
+      const e = new Error(`${fileName}: the model has no symbolic dim left to bucket (every dim is fixed); ` +
+        'the demo needs one: clear the fix that sets it');
+      e.code = 'InvalidArgument';
+      throw e;
+    }
+    const layouts = model.inputLayouts(2);
+    const inner = layouts.find((l) => l.followsBucket && l.rowValues === null);
+    if (inner) {
+      const e = new Error(`${fileName}: input '${inner.name}' follows the bucket dim '${model.bucketDim()}' on an inner axis, ` +
+        'so it cannot be padded by rows: choose another bucket dim');
+      e.code = 'Unsupported';
+      throw e;
+    }
+    model.syntheticInputs(2);  // fails early for an input the model cannot make
+  } catch (e) {
+    if (model) model.delete();
+    post({ type: 'onnx-error', loadId, fileName, message: describe(e), code: e && e.code ? e.code : null });
+    return;
+  }
+  const old = models.get('onnx');
+  if (old) old.model.delete();
+  const layouts = model.inputLayouts(1);
+  models.set('onnx', { model, onnx: true, layouts, outputInners: model.outputInners() });
+  post({
+    type: 'onnx-loaded',
+    loadId,
+    fileName,
+    bucketDim: model.bucketDim(),
+    inputs: layouts.map((l) => ({ name: l.name, dtype: l.dtype, role: l.role, rowValues: l.rowValues })),
+    outputs: model.outputNames(),
+    paramCount: model.paramCount(),
+  });
+}
+
 async function getModel(name, urls) {
   if (models.has(name)) return models.get(name);
+  if (name === 'onnx') throw new Error('no .onnx file is loaded: drop one on the page or choose one');
   const [jsonText, weights] = await Promise.all([
     fetch(urls.json).then((r) => {
       if (!r.ok) throw new Error(`${urls.json}: HTTP ${r.status}`);
@@ -100,6 +148,10 @@ async function getModel(name, urls) {
 
 // Input values for a request of n rows (request i): deterministic, cheap, and valid for the model.
 function makeInputs(entry, n, i) {
+  if (entry.onnx) {
+    const data = entry.model.syntheticInputs(n, i + 1);
+    return entry.layouts.map((l, j) => ({ name: l.name, data: data[j], rowInner: l.rowValues }));
+  }
   return entry.feeds.map((f) => {
     const size = f.inner === null ? f.fixedSize : n * f.inner;
     const data = new Float32Array(size);
@@ -255,6 +307,7 @@ self.onmessage = (ev) => {
   try {
     if (msg.type === 'plan') plan(msg);
     else if (msg.type === 'run') run(msg);
+    else if (msg.type === 'load-onnx') loadOnnxModel(msg);
     else if (msg.type === 'cancel') {
       if (currentRun === msg.runId) currentRun = null;
     }

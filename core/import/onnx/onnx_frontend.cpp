@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <functional>
 #include <numeric>
 #include <set>
@@ -663,6 +664,10 @@ class Builder {
         continue;
       }
       if (d < 0) error(ErrorCode::ShapeMismatch, "shape " + ints_text(want) + " has a negative dim");
+      // A product past int64 (found by fuzz_onnx): no real tensor has that many values.
+      if (d > 0 && known > std::numeric_limits<int64_t>::max() / d) {
+        error(ErrorCode::ShapeMismatch, "cannot reshape " + shape_to_string(x.shape) + " to " + ints_text(want));
+      }
       known *= d;
       s.push_back(d);
     }
@@ -756,6 +761,8 @@ class Builder {
   // Concatenates constants along `axis`.
   Tensor concat_tensors(const std::vector<const Tensor*>& ts, int axis) {
     Shape s = ts[0]->shape;
+    // Scalars have no axis to join along (found by fuzz_onnx: s[0] of an empty shape).
+    if (s.empty()) error(ErrorCode::ShapeMismatch, "cannot concatenate scalars (rank 0)");
     const auto a = static_cast<size_t>(axis);
     s[a] = 0;
     for (const Tensor* t : ts) {

@@ -34,6 +34,12 @@ class ExternalData {
                                       "' must be a relative path inside the model's folder");
     }
     const std::string path = base_dir_ + "/" + location;
+#ifdef __EMSCRIPTEN__
+    // The wasm build loads models from bytes only (base_dir_ is empty there): no file streams,
+    // which would link libc++'s fstream and Emscripten's file system (~60 KB gzipped, docs/onnx.md).
+    fail(ErrorCode::Unsupported, source_ + ": initializer '" + tensor + "': reading external data from " + path +
+                                     " is not available in WebAssembly: pass its bytes in LoadOptions::external_data");
+#else
     std::ifstream in(path, std::ios::binary);
     if (!in) {
       fail(ErrorCode::ParseError, source_ + ": initializer '" + tensor + "' keeps its values in the external file '" +
@@ -41,6 +47,7 @@ class ExternalData {
     }
     std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     return files_[location] = std::move(data);
+#endif
   }
 
  private:
