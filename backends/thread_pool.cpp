@@ -56,6 +56,14 @@ int ThreadPool::hardware_threads() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
+int ThreadPool::wasm_threads() { return std::min(hardware_threads(), kMaxWasmThreads); }
+
+ThreadPool& ThreadPool::shared() {
+  // Never destroyed: a graph a static holds may still run during exit.
+  static ThreadPool* pool = new ThreadPool(wasm_threads() - 1);
+  return *pool;
+}
+
 void ThreadPool::worker_loop() {
   for (;;) {
     spin_until([this] {
