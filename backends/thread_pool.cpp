@@ -64,6 +64,15 @@ ThreadPool& ThreadPool::shared() {
   return *pool;
 }
 
+#if defined(__EMSCRIPTEN_PTHREADS__)
+namespace {
+// Created while the module starts, on the main thread, once the preloaded workers have loaded.
+// Created lazily from another thread instead, its pthread_create would be proxied to the main
+// thread, which deadlocks when the main thread is blocked waiting for that thread (join).
+[[maybe_unused]] ThreadPool& eager_shared_pool = ThreadPool::shared();
+}  // namespace
+#endif
+
 void ThreadPool::worker_loop() {
   for (;;) {
     spin_until([this] {

@@ -70,8 +70,11 @@ async function instantiate(variant) {
     mainScriptUrlOrBlob: mainUrl,
     locateFile: (path, prefix) => (path.endsWith('.worker.js') ? workerUrl : prefix + path),
   });
-  // Node: the idle workers must not keep the process alive after the program's last line.
-  if (isNode) for (const w of module.PThread?.unusedWorkers ?? []) w.unref?.();
+  // Node: the workers (idle, or running the shared pool's threads, which the module starts as it
+  // loads) must not keep the process alive after the program's last line.
+  if (isNode) {
+    for (const w of [...(module.PThread?.unusedWorkers ?? []), ...(module.PThread?.runningWorkers ?? [])]) w.unref?.();
+  }
   return module;
 }
 
