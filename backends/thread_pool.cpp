@@ -56,6 +56,23 @@ int ThreadPool::hardware_threads() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
+int ThreadPool::wasm_threads() { return std::min(hardware_threads(), kMaxWasmThreads); }
+
+ThreadPool& ThreadPool::shared() {
+  // Never destroyed: a graph a static holds may still run during exit.
+  static ThreadPool* pool = new ThreadPool(wasm_threads() - 1);
+  return *pool;
+}
+
+#if defined(__EMSCRIPTEN_PTHREADS__)
+namespace {
+// Created while the module starts, on the main thread, once the preloaded workers have loaded.
+// Created lazily from another thread instead, its pthread_create would be proxied to the main
+// thread, which deadlocks when the main thread is blocked waiting for that thread (join).
+[[maybe_unused]] ThreadPool& eager_shared_pool = ThreadPool::shared();
+}  // namespace
+#endif
+
 void ThreadPool::worker_loop() {
   for (;;) {
     spin_until([this] {

@@ -37,6 +37,18 @@ class ThreadPool {
 
   static int hardware_threads();
 
+  // The most threads a graph runs on in WebAssembly with pthreads: the hardware concurrency the
+  // page or process reports, at most kMaxWasmThreads. The npm package preloads that many Web
+  // Workers minus one when it instantiates the module (wasm/npm/index.js must agree).
+  static constexpr int kMaxWasmThreads = 8;
+  static int wasm_threads();
+  // The process-wide pool every graph shares in a wasm build with pthreads (wasm_threads() - 1
+  // workers), created on first use. A pthread in wasm is a Web Worker that starts only when its
+  // creator returns to the event loop unless it was preloaded, and a page's main thread never
+  // waits for one to start: one pool sized to the preloaded workers cannot run out of them, where
+  // a pool per compiled graph would (a cache holds a graph per bucket). Natively: not used.
+  static ThreadPool& shared();
+
  private:
   struct Job;
   void worker_loop();

@@ -13,7 +13,12 @@
 set(RUNGS_DEPS_DIR "${PROJECT_SOURCE_DIR}/.deps" CACHE PATH "Project-local dependencies (scripts/setup)")
 
 if(EMSCRIPTEN)
-  foreach(prefix xsimd/usr nlohmann_json googletest-wasm)
+  # The threaded variant needs a GoogleTest compiled with -pthread (cmake/RungsEmscripten.cmake).
+  set(_rungs_gtest googletest-wasm)
+  if(RUNGS_WASM_THREADS)
+    set(_rungs_gtest googletest-wasm-mt)
+  endif()
+  foreach(prefix xsimd/usr nlohmann_json ${_rungs_gtest})
     if(NOT EXISTS "${RUNGS_DEPS_DIR}/${prefix}")
       message(FATAL_ERROR "${RUNGS_DEPS_DIR}/${prefix} is missing: run `bash scripts/setup` first")
     endif()

@@ -11,8 +11,16 @@
 #   (an unaligned or out-of-heap load or store aborts with its address), with function names in
 #   stack traces (-g2) - the wasm-debug preset, which scripts/test runs once. That preset compiles
 #   at -O1: at -O0 with SAFE_HEAP the bundled encoder takes minutes per request.
+#   RUNGS_WASM_THREADS   the threaded variant (the wasm-threads preset): -pthread on every object
+#                  (wasm-ld refuses shared memory if one lacks atomics), so GoogleTest comes from
+#                  .deps/googletest-wasm-mt. Memory growth with threads makes JS views of the heap
+#                  re-check its size on every access; the kernels run in wasm, so that costs little.
 add_compile_options(-fexceptions -msimd128)
 add_link_options(-fexceptions -sALLOW_MEMORY_GROWTH=1)
+if(RUNGS_WASM_THREADS)
+  add_compile_options(-pthread)
+  add_link_options(-pthread)
+endif()
 add_link_options($<$<CONFIG:Debug>:-sASSERTIONS=2> $<$<CONFIG:Debug>:-sSAFE_HEAP=1> $<$<CONFIG:Debug>:-g2>)
 
 # Debian's em++ runs its JS optimizer with node at link time and needs Debian's node modules

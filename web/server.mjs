@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // A small static server for the built demo (build/web), with the headers that make the page
 // cross-origin isolated: Cross-Origin-Opener-Policy: same-origin and
-// Cross-Origin-Embedder-Policy: require-corp (needed for SharedArrayBuffer, i.e. a future threaded
-// wasm build; harmless today). No dependencies: node:http only.
+// Cross-Origin-Embedder-Policy: require-corp, which let the rungs package load its threaded
+// WebAssembly variant (SharedArrayBuffer posted to workers). No dependencies: node:http only.
+// `--no-isolation` leaves those headers out: the package then loads its single-threaded variant.
 //
-//   node web/server.mjs [--dir build/web] [--port 8080] [--host 127.0.0.1]
+//   node web/server.mjs [--dir build/web] [--port 8080] [--host 127.0.0.1] [--no-isolation]
 //
 // Also imported by the browser test (web/test/demo.test.mjs), which starts it on a free port.
 import { createServer } from 'node:http';
@@ -34,24 +35,25 @@ export const isolationHeaders = {
 };
 
 /** An http.Server serving the files under `dir` (index.html for "/"); not yet listening. */
-export function createStaticServer(dir) {
+export function createStaticServer(dir, { isolate = true } = {}) {
   const rootDir = resolve(dir);
+  const headers = isolate ? isolationHeaders : {};
   return createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { Allow: 'GET, HEAD', ...isolationHeaders }).end();
+      res.writeHead(405, { Allow: 'GET, HEAD', ...headers }).end();
       return;
     }
     let path;
     try {
       path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
     } catch {
-      res.writeHead(400, isolationHeaders).end('bad request');
+      res.writeHead(400, headers).end('bad request');
       return;
     }
     if (path.endsWith('/')) path += 'index.html';
     const file = normalize(join(rootDir, path));
     if (file !== rootDir && !file.startsWith(rootDir + sep)) {
-      res.writeHead(403, isolationHeaders).end('forbidden');
+      res.writeHead(403, headers).end('forbidden');
       return;
     }
     let st;
@@ -61,7 +63,7 @@ export function createStaticServer(dir) {
       st = null;
     }
     if (!st || !st.isFile()) {
-      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...isolationHeaders }).end(`not found: ${path}`);
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...headers }).end(`not found: ${path}`);
       return;
     }
     res.writeHead(200, {
@@ -69,7 +71,7 @@ export function createStaticServer(dir) {
       'Content-Length': st.size,
       // Hashed assets may be cached; the page itself is always revalidated.
       'Cache-Control': path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
-      ...isolationHeaders,
+      ...headers,
     });
     if (req.method === 'HEAD') {
       res.end();
@@ -80,8 +82,8 @@ export function createStaticServer(dir) {
 }
 
 /** Starts serving `dir`; resolves to { server, url } once listening. */
-export function serve(dir, port = 0, host = '127.0.0.1') {
-  const server = createStaticServer(dir);
+export function serve(dir, port = 0, host = '127.0.0.1', options = {}) {
+  const server = createStaticServer(dir, options);
   return new Promise((resolvePromise, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -93,7 +95,7 @@ export function serve(dir, port = 0, host = '127.0.0.1') {
 }
 
 function parseArgs(argv) {
-  const args = { dir: fileURLToPath(new URL('../build/web', import.meta.url)), port: 8080, host: '127.0.0.1' };
+  const args = { dir: fileURLToPath(new URL('../build/web', import.meta.url)), port: 8080, host: '127.0.0.1', isolate: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -103,8 +105,9 @@ function parseArgs(argv) {
     if (a === '--dir') args.dir = value();
     else if (a === '--port') args.port = Number(value());
     else if (a === '--host') args.host = value();
+    else if (a === '--no-isolation') args.isolate = false;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node web/server.mjs [--dir build/web] [--port 8080] [--host 127.0.0.1]');
+      console.log('usage: node web/server.mjs [--dir build/web] [--port 8080] [--host 127.0.0.1] [--no-isolation]');
       process.exit(0);
     } else throw new Error(`unknown option ${a} (try --help)`);
   }
@@ -124,7 +127,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     process.exit(2);
   }
   try {
-    const { url } = await serve(args.dir, args.port, args.host);
+    const { url } = await serve(args.dir, args.port, args.host, { isolate: args.isolate });
     console.log(`rungs demo: ${url}  (serving ${args.dir}; Ctrl-C stops)`);
   } catch (e) {
     const hint = e.code === 'EADDRINUSE' ? ' (the port is taken: pass another with --port N)' : '';

@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: Apache-2.0
 // bench/wasm/run.mjs: rungs' npm package (wasm, SIMD128) against @tensorflow/tfjs-backend-wasm
-// and onnxruntime-web, one thread each, in one Node process, on the same shapes and weights.
+// and onnxruntime-web, the same thread count each (--threads, default 1), in one Node process, on
+// the same shapes and weights. With --threads N > 1 rungs also runs on one thread beside the
+// others, for the N-thread speed-up measured side by side (issue #17: >= 1.7x at 2 threads).
 //
 //   bash scripts/bench-wasm [options]        (builds the package, installs the peers, runs this)
 //   node bench/wasm/run.mjs [options]        (the package must be built already)
 //
 // 1. kernels (issue #4): square matmul 128/256/512 (B a fixed weight: rungs param, ORT
-//    initializer, kept tfjs tensor) and the bundled mlp at 16/64/256 rows, GFLOP/s.
+//    initializer, kept tfjs tensor), the bundled mlp at 16/64/256 rows and the bundled encoder at
+//    256 tokens, GFLOP/s.
 // 2. trace (issue #6): the bundled 2,000-request trace through the bundled encoder: rungs'
 //    BucketedCompileCache under three schemes, tfjs-wasm and onnxruntime-web at exact shapes.
 // Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before anything is
@@ -36,11 +39,13 @@ const optionList = [
   ['--trace-reps', 'timed warm passes over the whole trace per scheme (default 3)', (o, v) => (o.traceReps = +v)],
   ['--trace', 'request-length trace, one per line', (o, v) => (o.trace = v)],
   ['--format', 'table | json (json: one object on stdout, progress on stderr)', (o, v) => (o.format = v)],
+  ['--threads', 'threads for every contender (default 1): rungs CompileOptions.threads, ORT numThreads, tfjs threaded binary', (o, v) => (o.threads = +v)],
 ];
 function parseArgs(argv) {
-  const o = parseOptions(argv, optionList, { only: null, reps: 11, traceReps: 3,
+  const o = parseOptions(argv, optionList, { only: null, reps: 11, traceReps: 3, threads: 1,
     trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' }, 'node bench/wasm/run.mjs');
   if (o.only && !['kernels', 'trace'].includes(o.only)) throw new Error(`--only: expected kernels or trace, got ${o.only}`);
+  if (!Number.isInteger(o.threads) || o.threads < 1) throw new Error(`--threads: expected a whole number >= 1, got ${o.threads}`);
   return o;
 }
 const opt = parseArgs(process.argv.slice(2));
@@ -53,24 +58,35 @@ const check = (what, a, b) => checkTol(what, a, b, TOL);
 const results = { environment: {}, kernels: null, trace: null, goals: [], notes: [] };
 
 // ------------------------------------------------------------------ setup
-const peerInfo = { tfjs: await tfjsPeer.init(), ort: await ortPeer.init() };
+const T = opt.threads;
+const peerInfo = { tfjs: null, ort: await ortPeer.init(T) };
+let hasTfjs = true;
+try {
+  peerInfo.tfjs = await tfjsPeer.init(T);
+} catch (e) {
+  hasTfjs = false;
+  peerInfo.tfjs = `not available at ${T} threads: ${e.message}`;
+  results.notes.push(`tfjs-wasm ${peerInfo.tfjs}`);
+}
 let rungs = null;
 try {
-  const { info, missing } = await rungsPeer.init();
-  rungs = { info, missing };
+  const { info, missing, maxThreads } = await rungsPeer.init();
+  rungs = { info: { info, maxThreads }, missing };
 } catch (e) {
   results.notes.push(`rungs not loaded: ${e.message}`);
 }
 const can = (part) => rungs && rungs.missing[part].length === 0;
+if (rungs && T > rungs.info.maxThreads) throw new Error(`--threads ${T}: the rungs package runs at most ${rungs.info.maxThreads} threads here`);
 results.environment = {
   node: process.version,
   cpu: `${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores)`,
-  rungs: rungs?.info ?? 'not loaded',
+  threads: T,
+  rungs: rungs?.info.info ?? 'not loaded',
   tfjs: peerInfo.tfjs,
   ort: peerInfo.ort,
 };
 results.environment.loadAverageAtStart = os.loadavg()[0];
-out(`rungs wasm benchmark: one thread each, Node ${process.version}, ${results.environment.cpu}, load average ${os.loadavg()[0].toFixed(1)}`);
+out(`rungs wasm benchmark: ${T} thread${T > 1 ? 's' : ''} each, Node ${process.version}, ${results.environment.cpu}, load average ${os.loadavg()[0].toFixed(1)}`);
 if (os.loadavg()[0] > os.cpus().length)
   out(`  NOTE  the machine's load (${os.loadavg()[0].toFixed(1)}) exceeds its ${os.cpus().length} cores: wall times include waiting for a core; compare the cpu columns`);
 for (const k of ['rungs', 'tfjs', 'ort']) out(`  ${k.padEnd(5)}  ${results.environment[k]}`);
@@ -87,48 +103,58 @@ const models = { mlp: readModel(join(repo, 'examples/models/mlp.json')), encoder
 // ------------------------------------------------------------------ 1. kernels
 async function kernels() {
   const rows = [];
+  // 'rungs 1t': rungs on one thread beside the others when --threads > 1 (the speed-up).
   const contenders = [
-    ...(can('matmul') || can('model') ? [['rungs', rungsPeer]] : []),
-    ['tfjs-wasm', tfjsPeer],
+    ...(can('matmul') || can('model') ? [['rungs', rungsPeer, T], ...(T > 1 ? [['rungs 1t', rungsPeer, 1]] : [])] : []),
+    ...(hasTfjs ? [['tfjs-wasm', tfjsPeer]] : []),
     ['ort-web', ortPeer],
   ];
+  const enc = models.encoder;
+  // The encoder's FLOPs at 256 tokens: its matmuls (lib/model.mjs counts them).
   const caseList = [
     ...[128, 256, 512].map((n) => ({ kind: 'matmul', n, label: `matmul ${n}x${n}x${n}`, flops: 2 * n ** 3 })),
     ...[16, 64, 256].map((e) => ({ kind: 'mlp', n: e, label: `mlp rows=${e}`, flops: 2 * e * (64 * 256 + 256 * 64) })),
+    { kind: 'encoder', n: 256, label: 'encoder tokens=256', flops: null },
   ];
   for (const cs of caseList) {
     progress(cs.label);
     const runners = [];
-    for (const [name, p] of contenders) {
-      if (name === 'rungs' && !can(cs.kind === 'matmul' ? 'matmul' : 'model')) continue;
+    const m = cs.kind === 'encoder' ? enc : models.mlp;
+    const shapes = cs.kind === 'encoder' ? () => ({ ids: [1, cs.n], mask: [1, cs.n] }) : () => ({ x: [cs.n, 64] });
+    for (const [name, p, threads] of contenders) {
+      if (name.startsWith('rungs') && !can(cs.kind === 'matmul' ? 'matmul' : 'model')) continue;
       let runner;
-      if (cs.kind === 'matmul') runner = await p.matmul(cs.n, uniform(cs.n * cs.n, 2));
-      else if (name === 'rungs') runner = p.model(models.mlp, cs.n);
-      else if (name === 'tfjs-wasm') runner = p.model(models.mlp, () => ({ x: [cs.n, 64] }));
-      else runner = await p.model(models.mlp, cs.n, () => ({ x: [cs.n, 64] }));
+      if (cs.kind === 'matmul') runner = await p.matmul(cs.n, uniform(cs.n * cs.n, 2), threads);
+      else if (name.startsWith('rungs')) runner = p.model(m, cs.n, threads);
+      else if (name === 'tfjs-wasm') runner = p.model(m, shapes);
+      else runner = await p.model(m, cs.n, shapes);
       runners.push({ name, runner });
     }
-    const input = cs.kind === 'matmul' ? uniform(cs.n * cs.n, 1) : uniform(cs.n * 64, 3);
-    const call = cs.kind === 'matmul' ? (r) => r.run(input) : async (r) => (await r.run({ x: input }))[0];
+    const input = cs.kind === 'matmul' ? uniform(cs.n * cs.n, 1)
+      : cs.kind === 'encoder' ? { ids: Float32Array.from({ length: cs.n }, (_, t) => 1 + ((t * 7919) % 999)), mask: new Float32Array(cs.n).fill(1) }
+      : { x: uniform(cs.n * 64, 3) };
+    const call = cs.kind === 'matmul' ? (r) => r.run(input) : async (r) => (await r.run(input))[0];
     const outputs = new Map();
     for (const { name, runner } of runners) outputs.set(name, await call(runner));
     // Check everyone against the first contender (rungs when it runs), and the peers against each other.
     const [ref, ...others] = runners.map((r) => r.name);
     let maxDiff = 0;
     for (const o of others) maxDiff = Math.max(maxDiff, check(`${cs.label}: ${o} vs ${ref}`, outputs.get(o), outputs.get(ref)));
-    if (others.length > 1) check(`${cs.label}: ort-web vs tfjs-wasm`, outputs.get('ort-web'), outputs.get('tfjs-wasm'));
+    if (outputs.has('tfjs-wasm') && outputs.has('ort-web')) check(`${cs.label}: ort-web vs tfjs-wasm`, outputs.get('ort-web'), outputs.get('tfjs-wasm'));
     const timed = await sideBySide(
-      runners.map(({ name, runner }) => ({ name, fn: () => runner.run(cs.kind === 'matmul' ? input : { x: input }) })),
+      runners.map(({ name, runner }) => ({ name, fn: () => runner.run(input) })),
       { reps: opt.reps });
     for (const { runner } of runners) runner.dispose();
     const row = { case: cs.label, kind: cs.kind, n: cs.n, flops: cs.flops, maxRelDiff: maxDiff };
     for (const clock of ['wall', 'cpu']) {
       const ms = (n) => timed.get(n)?.[clock] ?? null;
-      const gf = (n) => (ms(n) ? cs.flops / ms(n) / 1e6 : null);
+      const gf = (n) => (ms(n) && cs.flops ? cs.flops / ms(n) / 1e6 : null);
+      const peers = [ms('tfjs-wasm'), ms('ort-web')].filter((x) => x != null);
       row[clock] = {
-        ms: { rungs: ms('rungs'), tfjs: ms('tfjs-wasm'), ort: ms('ort-web') },
-        gflops: { rungs: gf('rungs'), tfjs: gf('tfjs-wasm'), ort: gf('ort-web') },
-        vsFasterPeer: ms('rungs') ? Math.min(ms('tfjs-wasm'), ms('ort-web')) / ms('rungs') : null,
+        ms: { rungs: ms('rungs'), rungs1: ms('rungs 1t'), tfjs: ms('tfjs-wasm'), ort: ms('ort-web') },
+        gflops: { rungs: gf('rungs'), rungs1: gf('rungs 1t'), tfjs: gf('tfjs-wasm'), ort: gf('ort-web') },
+        vsFasterPeer: ms('rungs') && peers.length ? Math.min(...peers) / ms('rungs') : null,
+        vsOneThread: ms('rungs') && ms('rungs 1t') ? ms('rungs 1t') / ms('rungs') : null,
       };
     }
     rows.push(row);
@@ -137,16 +163,23 @@ async function kernels() {
 }
 
 function printKernels(rows) {
-  out(`\n1. Kernels (issue #4): median of ${opt.reps} interleaved repetitions per call; every contender copies the input in and the` +
-    ' output out (Float32Array); wall clock, and the process CPU time beside it');
+  out(`\n1. Kernels (issue #4): ${T} thread${T > 1 ? 's' : ''} each; median of ${opt.reps} interleaved repetitions per call; every contender copies the input in and the` +
+    ' output out (Float32Array); wall clock, and the process CPU time beside it' +
+    (T > 1 ? `; "rungs 1t": rungs on one thread in the same run, "vs 1t": its time / rungs' at ${T}` : ''));
+  const two = T > 1;
   out(table(
-    ['case', 'rungs ms', 'tfjs ms', 'ort ms', 'rungs GFLOP/s', 'tfjs GFLOP/s', 'ort GFLOP/s', 'vs faster peer',
+    ['case', 'rungs ms', ...(two ? ['rungs 1t ms', `vs 1t`] : []), 'tfjs ms', 'ort ms', 'rungs GFLOP/s', 'tfjs GFLOP/s', 'ort GFLOP/s', 'vs faster peer',
       'cpu: rungs GF/s', 'tfjs GF/s', 'ort GF/s', 'vs faster peer', 'max rel diff'],
-    rows.map((r) => [r.case, fixed(r.wall.ms.rungs, 3), fixed(r.wall.ms.tfjs, 3), fixed(r.wall.ms.ort, 3),
+    rows.map((r) => [r.case, fixed(r.wall.ms.rungs, 3), ...(two ? [fixed(r.wall.ms.rungs1, 3), ratio(r.wall.vsOneThread)] : []),
+      fixed(r.wall.ms.tfjs, 3), fixed(r.wall.ms.ort, 3),
       fixed(r.wall.gflops.rungs), fixed(r.wall.gflops.tfjs), fixed(r.wall.gflops.ort), ratio(r.wall.vsFasterPeer),
       fixed(r.cpu.gflops.rungs), fixed(r.cpu.gflops.tfjs), fixed(r.cpu.gflops.ort), ratio(r.cpu.vsFasterPeer), sci(r.maxRelDiff)])));
   const m512 = rows.find((r) => r.case.startsWith('matmul 512'));
-  goal('rungs matmul 512 >= 25 GFLOP/s', m512?.wall.gflops.rungs, m512?.cpu.gflops.rungs, (x) => x >= 25, (x) => `${fixed(x)} GFLOP/s`);
+  if (!two) goal('rungs matmul 512 >= 25 GFLOP/s', m512?.wall.gflops.rungs, m512?.cpu.gflops.rungs, (x) => x >= 25, (x) => `${fixed(x)} GFLOP/s`);
+  if (two) {
+    for (const r of rows.filter((x) => x.case.startsWith('matmul 512') || x.kind === 'encoder'))
+      goal(`${r.case}: rungs ${T} threads >= 1.7x one thread`, r.wall.vsOneThread, null, (x) => x >= 1.7, ratio);
+  }
   for (const r of rows) goal(`${r.case}: rungs >= 1.3x the faster peer`, r.wall.vsFasterPeer, r.cpu.vsFasterPeer, (x) => x >= 1.3, ratio);
 }
 
@@ -177,15 +210,22 @@ async function trace() {
     const r = rungsPeer.api();
     const model = rungsPeer.loadModel(enc);
     const build = (upper) => model.build(upper);
-    const scheme = (name, make) => ({
+    // Each bucket compiles with CompileOptions.threads (ensureHirWithParams on a length's first
+    // request; runPadded would compile with the default, 0 = every core).
+    const scheme = (name, make, threads = T) => ({
       name,
       fresh() {
         const cache = make();
+        const seen = new Set();
         return {
           setupMs: 0,
           run(from, to, outs) {
             for (let i = from; i < to; ++i) {
               const q = reqs[i];
+              if (!seen.has(q.len)) {
+                seen.add(q.len);
+                cache.ensureHirWithParams(q.len, model, { threads })?.graph.delete();
+              }
               const res = cache.runPadded(q.len, q.len, build, [{ name: 'ids', data: q.ids, inner: 1 }, { name: 'mask', data: q.mask, inner: 1 }], [0]);
               if (!res) throw new Error(`${name}: length ${q.len} has no bucket`);
               if (outs) outs[i] = res.outputs[0];
@@ -203,6 +243,7 @@ async function trace() {
       c.setActiveExtent(true);
       return c;
     }));
+    if (T > 1) contenders.push(scheme('rungs (a) pow2 8..256, 1 thread', () => r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256), 1));
   }
   const exact = (name, make, isAsync) => ({
     name,
@@ -222,7 +263,7 @@ async function trace() {
       };
     },
   });
-  contenders.push(exact('tfjs-wasm exact shapes', () => tfjsPeer.model(enc, shapesFor), false));
+  if (hasTfjs) contenders.push(exact('tfjs-wasm exact shapes', () => tfjsPeer.model(enc, shapesFor), false));
   contenders.push(exact('ort-web exact shapes', () => ortPeer.model(enc, null, shapesFor), true));
 
   // One pass over the trace for every contender, interleaved by chunks of requests (each contender
@@ -268,7 +309,7 @@ async function trace() {
     l.first = { wall: l.setup.wall + firstMs[k].wall, cpu: l.setup.cpu + firstMs[k].cpu };
     l.st = l.inst.stats();
   }
-  const ref = live.find((l) => l.c.name.startsWith('tfjs'));
+  const ref = live.find((l) => l.c.name.startsWith('tfjs')) ?? live.find((l) => l.c.name.startsWith('ort'));
   for (const l of live) {
     if (l === ref) continue;
     let worst = 0;
@@ -326,16 +367,26 @@ function printTrace(t) {
       ratio(r.vsTfjsFirst), ratio(r.vsTfjsFirstCpu), sci(r.maxRelDiff)])));
   out('  compile ms: rungs compile time in the first pass (cache.stats()); for tfjs / ORT their set-up (weight upload, session creation).');
   out('  first pass ms includes it (after a process warm-up: each engine ran one request in a throwaway cache / session).');
-  out('  vs tfjs: tfjs time / this time (higher is faster); "cpu": the same from process CPU time.');
+  out(`  vs tfjs: tfjs time / this time (higher is faster; ${hasTfjs ? 'tfjs' : 'ort-web: tfjs is not available here'}); "cpu": the same from process CPU time.`);
   const rungsRows = t.rows.filter((r) => r.scheme.startsWith('rungs'));
   const best = (key) => rungsRows.reduce((a, b) => (a && a[key] <= b[key] ? a : b), null);
   const bw = best('warmMs'), bc = best('warmCpuMs');
-  goal(`best rungs scheme >= 1.5x faster than tfjs, warm${bw ? ` (${bw.scheme.slice(6, 9)} wall, ${bc.scheme.slice(6, 9)} cpu)` : ''}`,
+  goal(`best rungs scheme >= 1.5x faster than ${hasTfjs ? 'tfjs' : 'ort-web'}, warm${bw ? ` (${bw.scheme.slice(6, 9)} wall, ${bc.scheme.slice(6, 9)} cpu)` : ''}`,
     bw?.vsTfjsWarm, bc?.vsTfjsWarmCpu, (x) => x >= 1.5, ratio);
   const fw = rungsRows.reduce((a, b) => (a && a.firstPassMs <= b.firstPassMs ? a : b), null);
   const fc = rungsRows.reduce((a, b) => (a && a.vsTfjsFirstCpu >= b.vsTfjsFirstCpu ? a : b), null);
   goal(`  same, first pass incl. compiles${fw ? ` (${fw.scheme.slice(6, 9)} wall, ${fc.scheme.slice(6, 9)} cpu)` : ''}`,
     fw?.vsTfjsFirst, fc?.vsTfjsFirstCpu, (x) => x >= 1.5, ratio);
+  // Issue #17: the same thread count for everyone, against the faster peer; and the speed-up.
+  const peerRows = t.rows.filter((r) => !r.scheme.startsWith('rungs'));
+  const fastest = (key) => Math.min(...peerRows.map((r) => r[key]));
+  const nt = rungsRows.filter((r) => !r.scheme.endsWith('1 thread'));
+  const bestN = (key) => Math.min(...nt.map((r) => r[key]));
+  goal(`trace: best rungs scheme >= 1.3x the faster peer, warm (${T}t)`, fastest('warmMs') / bestN('warmMs'),
+    fastest('warmCpuMs') / bestN('warmCpuMs'), (x) => x >= 1.3, ratio);
+  const a = t.rows.find((r) => r.scheme.startsWith('rungs (a)') && !r.scheme.endsWith('1 thread'));
+  const a1 = t.rows.find((r) => r.scheme.startsWith('rungs (a)') && r.scheme.endsWith('1 thread'));
+  if (a && a1) goal(`trace: rungs (a) ${T} threads >= 1.7x one thread, warm`, a1.warmMs / a.warmMs, null, (x) => x >= 1.7, ratio);
 }
 
 // ------------------------------------------------------------------ main

@@ -85,7 +85,14 @@ Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, 
     output_names_.push_back(o.first);
     if (graph_.nodes[o.second].op == Op::Param) needs_raw_[o.second] = true;
   }
-  if (threads_ > 1) pool_ = std::make_unique<backend::ThreadPool>(threads_ - 1);
+#if defined(__EMSCRIPTEN_PTHREADS__)
+  if (threads_ > 1) pool_ = &backend::ThreadPool::shared();  // see ThreadPool::shared
+#else
+  if (threads_ > 1) {
+    own_pool_ = std::make_unique<backend::ThreadPool>(threads_ - 1);
+    pool_ = own_pool_.get();
+  }
+#endif
 }
 
 Executor::~Executor() = default;
@@ -184,7 +191,7 @@ std::vector<std::vector<float>> Executor::run(std::span<const std::span<const fl
   }
 
   backend::RunContext ctx;
-  ctx.pool = pool_.get();
+  ctx.pool = pool_;
   ctx.threads = threads_;
   ctx.scratch = guard.ws->scratch.data();
   std::vector<backend::TensorArg> args;

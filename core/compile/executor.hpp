@@ -105,7 +105,8 @@ class Executor {
   std::vector<std::string> input_names_, output_names_, param_names_;
   std::vector<uint32_t> input_nodes_, param_nodes_;
   size_t scratch_floats_ = 0;
-  std::unique_ptr<backend::ThreadPool> pool_;
+  std::unique_ptr<backend::ThreadPool> own_pool_;  // natively: this graph's pool
+  backend::ThreadPool* pool_ = nullptr;            // own_pool_, or wasm's shared pool; null: serial
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<Workspace>> free_;
   mutable std::atomic<uint64_t> elements_computed_{0};

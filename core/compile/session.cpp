@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // core/compile/session.cpp: Graph -> pipeline -> executor.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -34,8 +35,13 @@ namespace {
 int resolve_threads(int requested) {
   // Refused on every platform, so a program behaves alike natively and in wasm.
   if (requested < 0) fail(ErrorCode::InvalidArgument, "compile: threads must be >= 0 (0 = all hardware threads), got " + std::to_string(requested));
-#ifdef __EMSCRIPTEN__
-  return 1;  // wasm is single-threaded for now
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  return 1;  // the single-threaded wasm variant (pages without cross-origin isolation)
+#elif defined(__EMSCRIPTEN__)
+  // wasm with pthreads: every graph shares one pool of preloaded Web Workers (ThreadPool::shared),
+  // so more threads than it has would only cut the work finer.
+  const int cap = backend::ThreadPool::wasm_threads();
+  return requested == 0 ? cap : std::min(requested, cap);
 #else
   return requested == 0 ? backend::ThreadPool::hardware_threads() : requested;
 #endif

@@ -581,3 +581,10 @@ export declare function cpuIsa(): string;
 
 /** Bytes the wasm heap holds now (the linear memory size) and bytes malloc has handed out. */
 export declare function heapStats(): { heapBytes: number; allocatedBytes: number };
+
+/**
+ * Which WebAssembly variant loaded: "threads" (Node, and cross-origin isolated pages and workers)
+ * or "single" (elsewhere), and the most threads a graph runs on: CompileOptions.threads 0 means
+ * this many, a larger count is capped to it (the compile report says how many ran).
+ */
+export declare function threading(): { variant: 'threads' | 'single'; maxThreads: number };

@@ -11,12 +11,84 @@
 //    one of their values, handles (Graph, HirModule) the right class and not deleted, and a call
 //    on a deleted object is a coded error. What Embind itself refuses (a missing argument, a
 //    value of the wrong type) is rethrown with the function's name and a `code`.
-// Node 20 and browsers load the same file (the wasm is embedded; see wasm/CMakeLists.txt).
+// Node 20 and browsers load the same files (the wasm is embedded; see wasm/CMakeLists.txt).
 // The module is an ES module with top-level await: from CommonJS load it with
 // `const rungs = await import('rungs')` (README.md, "CommonJS").
-import createRungsModule from './rungs_core.js';
+//
+// Two variants of the module ship (wasm/CMakeLists.txt); this picks one at load time:
+//  - rungs_core_mt.js, with threads (pthreads on Web Workers / worker_threads), where memory can
+//    be shared with a worker: in Node (>= 20.16: process.getBuiltinModule), and in pages and
+//    workers that are cross-origin isolated (COOP + COEP; a page that is not can still create a
+//    shared WebAssembly.Memory but cannot post it to a worker, so SharedArrayBuffer is not enough);
+//  - rungs_core.js, single-threaded, everywhere else, and where the machine has one core.
+// CompileOptions.threads then counts up to threading().maxThreads; the report says how many ran.
+// In Node, RUNGS_WASM_VARIANT=single (or =threads) forces one (the tests run both).
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+const MAX_THREADS = 8; // backends/thread_pool.hpp, ThreadPool::kMaxWasmThreads
 
-const wasm = await createRungsModule();
+// The core count the module itself sees (Emscripten's emscripten_num_logical_cores).
+function hardwareThreads() {
+  if (isNode) return process.getBuiltinModule?.('os')?.cpus().length || 1;
+  return globalThis.navigator?.hardwareConcurrency || 1;
+}
+
+function chooseVariant() {
+  const forced = isNode ? process.env.RUNGS_WASM_VARIANT : undefined;
+  if (forced !== undefined && forced !== 'single' && forced !== 'threads') {
+    throw new Error(`RUNGS_WASM_VARIANT must be 'single' or 'threads', got '${forced}'`);
+  }
+  const canShare = typeof SharedArrayBuffer === 'function' &&
+    (isNode ? typeof process.getBuiltinModule === 'function' : globalThis.crossOriginIsolated === true);
+  if (forced === 'threads' && !canShare) throw new Error('RUNGS_WASM_VARIANT=threads: this Node cannot share memory with a worker (Node >= 20.16 can)');
+  if (forced) return forced;
+  return canShare && hardwareThreads() > 1 ? 'threads' : 'single';
+}
+
+// Where the threaded module finds its pthread worker script and itself (the worker imports it):
+// URLs next to this file, written as `new URL('./x', import.meta.url)` so that bundlers copy the
+// files as assets. In Node the worker is the .cjs copy (see wasm/CMakeLists.txt).
+async function instantiate(variant) {
+  if (variant === 'single') {
+    const { default: create } = await import('./rungs_core.js');
+    return create();
+  }
+  const mainUrl = new URL('./rungs_core_mt.js', import.meta.url).href;
+  const workerUrl = isNode
+    ? process.getBuiltinModule('url').fileURLToPath(new URL('./rungs_core_mt.worker.cjs', import.meta.url))
+    : new URL('./rungs_core_mt.worker.js', import.meta.url).href;
+  let create;
+  try {
+    ({ default: create } = await import(/* @vite-ignore */ mainUrl));
+  } catch (e) {
+    // Node: only a missing file falls back; a browser cannot tell a missing file from others.
+    if (isNode && process.getBuiltinModule('fs').existsSync(new URL(mainUrl))) throw e;
+    e.rungsMissingVariant = true;
+    throw e;
+  }
+  const module = await create({
+    rungsWorkers: Math.min(hardwareThreads(), MAX_THREADS) - 1,
+    mainScriptUrlOrBlob: mainUrl,
+    locateFile: (path, prefix) => (path.endsWith('.worker.js') ? workerUrl : prefix + path),
+  });
+  // Node: the workers (idle, or running the shared pool's threads, which the module starts as it
+  // loads) must not keep the process alive after the program's last line.
+  if (isNode) {
+    for (const w of [...(module.PThread?.unusedWorkers ?? []), ...(module.PThread?.runningWorkers ?? [])]) w.unref?.();
+  }
+  return module;
+}
+
+let variant = chooseVariant();
+let wasm;
+try {
+  wasm = await instantiate(variant);
+} catch (e) {
+  // A package built without the threaded variant (only the wasm-release preset) lacks its file.
+  if (variant !== 'threads' || !e?.rungsMissingVariant) throw e;
+  variant = 'single';
+  wasm = await instantiate(variant);
+}
+const maxThreads = variant === 'threads' ? Math.min(hardwareThreads(), MAX_THREADS) : 1;
 
 // ---- argument errors -----------------------------------------------------------------------
 
@@ -488,3 +560,6 @@ export const cpuIsa = fn('cpuIsa');
 
 /** Bytes of the wasm linear memory and bytes malloc has handed out (for leak checks). */
 export const heapStats = () => wasm.heapStats();
+// Which module variant loaded ('threads' or 'single') and the most threads a graph runs on
+// (CompileOptions.threads 0 means this many).
+export const threading = () => ({ variant, maxThreads });

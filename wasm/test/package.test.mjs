@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,7 +21,8 @@ test('package.json: ES module, exports with node and browser conditions, files a
   assert.deepEqual(Object.keys(pkg.exports['.']).sort(), ['browser', 'default', 'node', 'require', 'types']);
   assert.equal(pkg.types, './index.d.ts');
   assert.deepEqual([...pkg.files].sort(),
-    ['LICENSE', 'NOTICE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'index.cjs', 'index.d.ts', 'index.js', 'rungs_core.js']);
+    ['LICENSE', 'NOTICE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'index.cjs', 'index.d.ts', 'index.js', 'rungs_core.js',
+      'rungs_core_mt.js', 'rungs_core_mt.worker.cjs', 'rungs_core_mt.worker.js']);
   assert.equal(pkg.license, 'Apache-2.0');
   for (const f of ['LICENSE', 'NOTICE', 'THIRD_PARTY_NOTICES.md']) {
     assert.ok(readFileSync(join(pkgDir, f), 'utf8').length > 100, `${f} is installed with the package`);
@@ -58,17 +59,35 @@ test("require('rungs') says how to load it from CommonJS; import() from CommonJS
   }
 });
 
-test('the wasm binary is under 1 MiB gzipped', () => {
-  const core = readFileSync(join(pkgDir, 'rungs_core.js'), 'utf8');
+// The wasm a variant embeds, and its file's gzipped size.
+function embedded(file) {
+  const core = readFileSync(join(pkgDir, file), 'utf8');
   const match = core.match(/data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)/);
-  assert.ok(match, 'rungs_core.js embeds the wasm as a data: URL');
+  assert.ok(match, `${file} embeds the wasm as a data: URL`);
   const wasm = Buffer.from(match[1], 'base64');
   assert.equal(wasm.subarray(0, 4).toString('latin1'), '\0asm');
   const gz = gzipSync(wasm, { level: 9 }).length;
   const coreGz = gzipSync(Buffer.from(core), { level: 9 }).length;
-  console.log(`rungs.wasm: ${wasm.length} bytes, ${gz} gzipped; rungs_core.js (wasm embedded): ` +
+  console.log(`${file}: wasm ${wasm.length} bytes, ${gz} gzipped; the file (wasm embedded): ` +
               `${core.length} bytes, ${coreGz} gzipped`);
+  return { gz, coreGz };
+}
+
+test('the wasm binary is under 1 MiB gzipped', () => {
+  const { gz } = embedded('rungs_core.js');
   assert.ok(gz < 1024 * 1024, `${gz} bytes gzipped`);
+});
+
+// The packed package holds both variants (scripts/test builds wasm-threads before wasm-release).
+const hasThreaded = existsSync(join(pkgDir, 'rungs_core_mt.js'));
+test('both variants ship, together under 1.5 MiB gzipped', { skip: !hasThreaded && process.env.RUNGS_EXPECT_THREADED !== '1' && 'no threaded variant in this package (build the wasm-threads preset first)' }, () => {
+  assert.ok(hasThreaded, 'RUNGS_EXPECT_THREADED=1 but the package has no rungs_core_mt.js');
+  const single = embedded('rungs_core.js');
+  const mt = embedded('rungs_core_mt.js');
+  let total = single.coreGz + mt.coreGz;
+  for (const f of ['rungs_core_mt.worker.js', 'rungs_core_mt.worker.cjs']) total += gzipSync(readFileSync(join(pkgDir, f))).length;
+  console.log(`both variants, as shipped: ${total} bytes gzipped (${(total / 2 ** 20).toFixed(2)} MiB)`);
+  assert.ok(total < 1.5 * 2 ** 20, `${total} bytes gzipped`);
 });
 
 const tsc = process.env.RUNGS_TSC;

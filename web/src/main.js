@@ -140,14 +140,26 @@ const el = {
 const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
 let planId = 0;
 let runId = 0;
+let threadsId = 0;
+const THREADS_SIZE = 256;  // the matmul the threads comparison times (size x size x size)
+$('threads-compare').addEventListener('click', () => {
+  $('threads-compare').disabled = true;
+  $('threads-result').textContent = 'timing…';
+  worker.postMessage({ type: 'threads', id: ++threadsId, size: THREADS_SIZE });
+});
 
 worker.onmessage = (ev) => {
   const m = ev.data;
   switch (m.type) {
     case 'ready':
       state.ready = true;
-      state.env = { version: m.version, isa: m.isa };
-      el.env.textContent = `rungs ${m.version} · ${m.isa === 'wasm' ? 'WebAssembly SIMD128' : m.isa} · Web Worker`;
+      state.env = { version: m.version, isa: m.isa, variant: m.variant, maxThreads: m.maxThreads };
+      el.env.textContent = `rungs ${m.version} · ${m.isa === 'wasm' ? 'WebAssembly SIMD128' : m.isa} · Web Worker · ` +
+        (m.variant === 'threads'
+          ? `threaded variant, up to ${m.maxThreads} threads`
+          : 'single-threaded variant (the page is not cross-origin isolated, or has one core)');
+      $('threads-compare').disabled = false;
+      $('threads-compare').textContent = m.maxThreads > 1 ? `Compare 1 and ${m.maxThreads} threads` : 'Time 1 thread';
       el.env.className = 'env ok';
       $('foot-version').textContent = m.version;
       publish();
@@ -156,6 +168,19 @@ worker.onmessage = (ev) => {
     case 'onnx-loaded':
     case 'onnx-error':
       onOnnxMessage(m);
+      break;
+    case 'threads':
+      if (m.id !== threadsId) return;
+      $('threads-compare').disabled = false;
+      if (m.error) {
+        $('threads-result').textContent = `failed: ${m.error}`;
+      } else {
+        const rows = m.rows.map((r) => `${r.threads} thread${r.threads > 1 ? 's' : ''}: ${r.ms.toFixed(2)} ms (${r.gflops.toFixed(1)} GFLOP/s)`);
+        const speedup = m.rows.length > 1 ? ` · ${(m.rows[0].ms / m.rows[m.rows.length - 1].ms).toFixed(2)}x` : '';
+        $('threads-result').textContent = `matmul ${THREADS_SIZE}: ${rows.join(', ')}${speedup}${m.equal ? '' : ' · OUTPUTS DIFFER'}`;
+      }
+      state.threads = m;
+      publish();
       break;
     case 'plan':
       if (m.planId !== planId) return;
@@ -427,6 +452,7 @@ function publish() {
   window.__rungs = {
     ready: state.ready,
     env: state.env,
+    threads: state.threads ?? null,
     status: run ? run.status : 'idle',
     runId: run ? run.id : 0,
     runsStarted: state.runsStarted,

@@ -8,8 +8,10 @@
 //     { type: 'cancel', runId }
 //     { type: 'load-onnx', loadId, fileName, bytes: ArrayBuffer, options: { bucketDim, fix } }
 //                                                      a dropped or chosen .onnx (model name 'onnx')
+//     { type: 'threads', id, size }                    time a size x size matmul on 1 and N threads
 //   worker -> page
-//     { type: 'ready', version, isa }                  the module loaded
+//     { type: 'ready', version, isa, variant, maxThreads }   the module loaded (threading())
+//     { type: 'threads', id, rows: [{ threads, ms, gflops }], equal } | { type: 'threads', id, error }
 //     { type: 'plan', planId, lengths, problems, ladders: [{ ranges, error, field, expectedWaste, covered }] }
 //     { type: 'scheme-start', runId, scheme, model }
 //     { type: 'progress', runId, scheme, rep, done, events, stats?, heap? }   at most every ~80 ms
@@ -21,7 +23,7 @@
 // `stats` is the cache's own stats() object; the final one of a scheme is taken right after its
 // last request, before the compiled-graph reports are read (reading one is a cache lookup, which
 // would count as a hit).
-import { BucketedCompileCache, Device, cpuIsa, heapStats, ladder, loadModel, loadOnnx, version } from 'rungs';
+import { BucketedCompileCache, Device, Graph, Session, cpuIsa, heapStats, ladder, loadModel, loadOnnx, threading, version } from 'rungs';
 import { buildLadder, bucketOf } from './schemes.js';
 import { makeTraffic } from './traffic.js';
 
@@ -302,12 +304,62 @@ async function run(msg) {
   }
 }
 
+// --------------------------------------------------------------------------------- threads
+
+// One size x size x size matmul compiled with CompileOptions.threads 1 and maxThreads, each timed
+// over enough runs for ~0.3 s, best of three rounds; the outputs must agree.
+function compareThreads(msg) {
+  const { size } = msg;
+  const { maxThreads } = threading();
+  const counts = maxThreads > 1 ? [1, maxThreads] : [1];
+  const a = new Float32Array(size * size).map((_, i) => Math.sin(i * 0.37));
+  const b = new Float32Array(size * size).map((_, i) => Math.cos(i * 0.11));
+  const g = new Graph();
+  g.output('y', g.matmul(g.input('a', [size, size]), g.input('b', [size, size])));
+  const session = new Session(Device.Cpu);
+  const rows = [];
+  const outputs = [];
+  try {
+    for (const threads of counts) {
+      const compiled = session.compile(g, { threads });
+      try {
+        outputs.push(compiled.run({ a, b })[0]);
+        let reps = 1;
+        for (let t0 = performance.now(); performance.now() - t0 < 50; reps++) compiled.run({ a, b });
+        reps = Math.max(1, Math.round(reps * 6));
+        let best = Infinity;
+        for (let round = 0; round < 3; round++) {
+          const t0 = performance.now();
+          for (let r = 0; r < reps; r++) compiled.run({ a, b });
+          best = Math.min(best, (performance.now() - t0) / reps);
+        }
+        rows.push({ threads: compiled.report().threads, ms: best, gflops: (2 * size ** 3) / (best * 1e6) });
+      } finally {
+        compiled.delete();
+      }
+    }
+  } finally {
+    session.delete();
+    g.delete();
+  }
+  const equal = outputs.every((o) => o.length === outputs[0].length &&
+    o.every((v, i) => Math.abs(v - outputs[0][i]) <= 1e-4 * (1 + Math.abs(outputs[0][i]))));
+  post({ type: 'threads', id: msg.id, rows, equal });
+}
+
 self.onmessage = (ev) => {
   const msg = ev.data;
   try {
     if (msg.type === 'plan') plan(msg);
     else if (msg.type === 'run') run(msg);
     else if (msg.type === 'load-onnx') loadOnnxModel(msg);
+    else if (msg.type === 'threads') {
+      try {
+        compareThreads(msg);
+      } catch (e) {
+        post({ type: 'threads', id: msg.id, error: describe(e) });
+      }
+    }
     else if (msg.type === 'cancel') {
       if (currentRun === msg.runId) currentRun = null;
     }
@@ -316,4 +368,4 @@ self.onmessage = (ev) => {
   }
 };
 
-post({ type: 'ready', version: version(), isa: cpuIsa() });
+post({ type: 'ready', version: version(), isa: cpuIsa(), ...threading() });

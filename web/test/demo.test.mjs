@@ -114,16 +114,64 @@ async function checkScheme(page, snap, i, expectRefused = 0) {
   assert.equal(cmp.refused ?? 0, expectRefused);
 }
 
+// Clicks "Compare 1 and N threads" and returns what the worker measured (outputs checked equal).
+async function compareThreads(page) {
+  await page.click('#threads-compare');
+  const handle = await page.waitForFunction(() => window.__rungs.threads && structuredClone(window.__rungs.threads), null, { timeout: WAIT });
+  const th = await handle.jsonValue();
+  assert.equal(th.error, undefined, `the threads comparison failed: ${th.error}`);
+  assert.equal(th.equal, true, 'the outputs on 1 and N threads agree');
+  assert.match(await page.locator('#threads-result').textContent(), /^matmul 256: 1 thread: /);
+  return th;
+}
+
+function launch() {
+  return chromium.launch({
+    executablePath,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}
+
+// Without COOP/COEP the page cannot post shared memory to a worker: the package loads its
+// single-threaded variant, which still runs (and says so), with a clean console.
+test('the demo without cross-origin isolation loads the single-threaded variant', { timeout: 300_000 }, async (t) => {
+  assert.ok(existsSync(`${buildDir}/index.html`), `${buildDir}/index.html missing: bash scripts/web --build-only`);
+  const { server, url } = await serve(buildDir, 0, '127.0.0.1', { isolate: false });
+  const browser = await launch();
+  const problems = [];
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+    const response = await page.goto(`${url}?autorun=0`);
+    assert.equal(response.headers()['cross-origin-embedder-policy'], undefined);
+    await page.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
+    assert.equal(await page.evaluate(() => crossOriginIsolated), false);
+    const env = await page.evaluate(() => window.__rungs.env);
+    assert.equal(env.variant, 'single');
+    assert.equal(env.maxThreads, 1);
+    assert.match(await page.locator('#env').textContent(), /single-threaded variant/);
+    const th = await compareThreads(page);
+    t.diagnostic(`single: ${th.rows.map((r) => `${r.threads}t ${r.gflops.toFixed(1)} GFLOP/s`).join(', ')}`);
+    assert.deepEqual(th.rows.map((r) => r.threads), [1]);
+    assert.deepEqual(problems, [], 'no console errors or warnings, no failed requests');
+  } finally {
+    await browser.close();
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
 test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
   assert.ok(existsSync(`${buildDir}/index.html`), `${buildDir}/index.html missing: bash scripts/web --build-only`);
   assert.ok(existsSync(executablePath), `${executablePath} not found (scripts/setup installs Debian's chromium)`);
   mkdirSync(artifacts, { recursive: true });
   const { server, url } = await serve(buildDir, 0);
-  const browser = await chromium.launch({
-    executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch();
   const problems = [];
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -139,7 +187,13 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
     await page.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
     assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'the page is cross-origin isolated');
     const env = await page.evaluate(() => window.__rungs.env);
-    t.diagnostic(`rungs ${env.version} (${env.isa}) in ${await browser.version()}`);
+    t.diagnostic(`rungs ${env.version} (${env.isa}, ${env.variant} variant, up to ${env.maxThreads} threads) in ${await browser.version()}`);
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    assert.equal(env.variant, cores > 1 ? 'threads' : 'single', 'an isolated page loads the threaded variant');
+    assert.equal(env.maxThreads, cores > 1 ? Math.min(cores, 8) : 1);
+    const th = await compareThreads(page);
+    t.diagnostic(`threads: ${th.rows.map((r) => `${r.threads}t ${r.gflops.toFixed(1)} GFLOP/s`).join(', ')}`);
+    assert.deepEqual(th.rows.map((r) => r.threads), env.maxThreads > 1 ? [1, env.maxThreads] : [1], 'the report says how many threads ran');
 
     // ---- 300 chat-like requests through power-of-two 8..256 and optimal (6 buckets)
     await page.check('input[name="model"][value="encoder"]');

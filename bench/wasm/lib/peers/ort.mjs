@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// onnxruntime-web, wasm execution provider, numThreads 1 (no proxy worker). The same functions as
+// onnxruntime-web, wasm execution provider, numThreads 1 or --threads (no proxy worker). The same functions as
 // rungs are built as ONNX graphs here (lib/onnx.mjs), weights as initializers, and ORT's own graph
 // optimisations are left on (level 'all': it fuses MatMul+Add, the Erf GELU pattern, ...).
 // Standard ONNX opset 17 ops only (no com.microsoft contrib ops in the graph: ORT may fuse into them).
@@ -12,8 +12,8 @@ export const name = 'onnxruntime-web';
 
 const sessionOptions = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
 
-export async function init() {
-  ort.env.wasm.numThreads = 1;
+export async function init(threads = 1) {
+  ort.env.wasm.numThreads = threads;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';
   // Instantiate the runtime once so that later session times are compile times only.

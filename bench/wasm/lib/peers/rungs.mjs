@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// rungs' npm package (the wasm-release build output, SIMD128, single-threaded), imported by path:
-// RUNGS_NPM (a folder holding index.js) or <repo>/build/wasm-release/npm. scripts/bench-wasm
-// builds it first.
+// rungs' npm package (the wasm-release build output, SIMD128; in Node its threaded variant when the
+// package holds it, wasm/npm/index.js), imported by path: RUNGS_NPM (a folder holding index.js) or
+// <repo>/build/wasm-release/npm. scripts/bench-wasm builds it first. Every graph is compiled with
+// an explicit CompileOptions.threads (the threaded variant's default 0 means every core).
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -39,17 +40,20 @@ export async function init() {
   r = await import(pathToFileURL(index).href);
   const missing = {};
   for (const [part, apis] of Object.entries(needs)) missing[part] = apis.filter((a) => !has(a));
-  return { info: `rungs ${r.version()} (npm package, ISA ${r.cpuIsa()}, single-threaded) from ${packageDir}`, missing };
+  const t = r.threading ? r.threading() : { variant: 'single', maxThreads: 1 };
+  return { info: `rungs ${r.version()} (npm package, ISA ${r.cpuIsa()}, ${t.variant} variant, up to ${t.maxThreads} threads) from ${packageDir}`,
+    missing, maxThreads: t.maxThreads };
 }
 
 export const api = () => r;
 
 /** C = A B for A [n, n] per call (an input), B [n, n] a param (packed once, at setParam). */
-export function matmul(n, B) {
+export function matmul(n, B, threads = 1) {
   const g = new r.Graph();
   g.output('c', g.matmul(g.input('a', [n, n]), g.param('b', [n, n])));
   const session = new r.Session(r.Device.Cpu);
-  const c = session.compile(g);
+  const c = session.compile(g, { threads });
+  if (c.report().threads !== threads) throw new Error(`rungs: asked for ${threads} threads, the report says ${c.report().threads}`);
   c.setParam('b', B);
   g.delete();
   return {
@@ -70,11 +74,12 @@ export function loadModel(m) {
 }
 
 /** The model compiled at `extent` (Session.compileHir, weights set): run({name: data}) -> outputs. */
-export function model(m, extent) {
+export function model(m, extent, threads = 1) {
   const t0 = performance.now();
   const [hir, params] = loadModel(m).build(extent);
   const session = new r.Session(r.Device.Cpu);
-  const c = session.compileHir(hir);
+  const c = session.compileHir(hir, { threads });
+  if (c.report().threads !== threads) throw new Error(`rungs: asked for ${threads} threads, the report says ${c.report().threads}`);
   hir.delete();
   for (const [n, v] of Object.entries(params)) c.setParam(n, v);
   return {

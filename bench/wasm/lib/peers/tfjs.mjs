@@ -10,14 +10,20 @@ import { lowerModel } from '../model.mjs';
 
 export const name = 'tfjs-wasm';
 
-export async function init() {
-  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);  // the non-threaded SIMD binary
-  setThreadsCount(1);
+// threads > 1: the threaded SIMD binary. Its loader starts its pthread workers from a blob: URL,
+// which Node's worker_threads refuse (ERR_WORKER_PATH): in Node init throws at once, and
+// bench/wasm/run.mjs leaves tfjs out of the row and says so.
+export async function init(threads = 1) {
+  if (threads > 1 && typeof process === 'object') {
+    throw new Error('its threaded binary does not start in Node (pthread workers from blob: URLs, which worker_threads refuse)');
+  }
+  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', threads > 1);
+  setThreadsCount(threads);
   if (!(await tf.setBackend('wasm'))) throw new Error('tfjs: the wasm backend did not initialise');
   await tf.ready();
   const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
   if (!simd) throw new Error('tfjs: the wasm backend is not using its SIMD binary');
-  return `@tensorflow/tfjs-backend-wasm ${version_wasm}, SIMD, threads ${getThreadsCount()} (non-threaded binary)`;
+  return `@tensorflow/tfjs-backend-wasm ${version_wasm}, SIMD, threads ${getThreadsCount()} (${threads > 1 ? 'threaded' : 'non-threaded'} binary)`;
 }
 
 // The values of a tidy's result tensor, then the tensor freed. (Reading inside tf.tidy would make

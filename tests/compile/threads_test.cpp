@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// CompileOptions::threads on every build: natively 0 means every hardware thread and a count is
+// taken as given; in the single-threaded wasm variant every graph runs on one; in the threaded
+// variant (wasm-threads) 0 means ThreadPool::wasm_threads() and more is capped to it, and every
+// graph shares ThreadPool::shared(). The report says how many ran; the results do not depend on it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "backends/thread_pool.hpp"
+#include "rungs/rungs.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace rungs;
+using rungs::testing::random_vector;
+
+// What a compile with `asked` threads reports on this build.
+int expected_threads(int asked) {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  (void)asked;
+  return 1;
+#elif defined(__EMSCRIPTEN__)
+  const int cap = backend::ThreadPool::wasm_threads();
+  return asked == 0 ? cap : std::min(asked, cap);
+#else
+  return asked == 0 ? backend::ThreadPool::hardware_threads() : asked;
+#endif
+}
+
+Graph matmul_graph(int n) {
+  Graph g;
+  g.output("y", g.gelu(g.matmul(g.input("a", {n, n}), g.param("b", {n, n}))));
+  return g;
+}
+
+TEST(CompileThreads, TheReportSaysHowManyThreadsRun) {
+  Session session(Device::Cpu);
+  const Graph g = matmul_graph(32);
+  for (int asked : {0, 1, 2, 3, 1000}) {
+    CompileOptions options;
+    options.threads = asked;
+    EXPECT_EQ(session.compile(g, options).report().threads, expected_threads(asked)) << "threads = " << asked;
+  }
+#if defined(__EMSCRIPTEN_PTHREADS__)
+  EXPECT_GE(backend::ThreadPool::wasm_threads(), 1);
+  EXPECT_LE(backend::ThreadPool::wasm_threads(), backend::ThreadPool::kMaxWasmThreads);
+  EXPECT_EQ(backend::ThreadPool::shared().workers(), backend::ThreadPool::wasm_threads() - 1);
+#endif
+}
+
+TEST(CompileThreads, GraphsOnSeveralThreadsMatchOneThreadAndShareThePool) {
+  constexpr int n = 192;
+  Session session(Device::Cpu);
+  const Graph g = matmul_graph(n);
+  const auto a = random_vector(n * n, 1), b = random_vector(n * n, 2);
+  CompileOptions one;
+  one.threads = 1;
+  CompileOptions all;  // 0: every thread there is
+  CompiledGraph c1 = session.compile(g, one);
+  CompiledGraph cn = session.compile(g, all);
+  CompiledGraph cn2 = session.compile(g, all);  // a second graph: in wasm, the same shared pool
+  for (auto* c : {&c1, &cn, &cn2}) c->set_param("b", b);
+  const NamedInput in{"a", a};
+  const auto ref = c1.run({&in, 1});
+  for (int round = 0; round < 3; ++round)
+    for (auto* c : {&cn, &cn2}) {
+      const auto out = c->run({&in, 1});
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_LE(rungs::testing::max_rel_error(out[0], ref[0]), 1e-5);
+    }
+}
+
+}  // namespace
