@@ -15,37 +15,10 @@
 #include <vector>
 
 #include "fuzz_input.hpp"
+#include "run_model.hpp"
 #include "rungs/rungs.hpp"
 
-namespace {
-
 using namespace rungs;
-using rungs::fuzz::fuzz_check;
-
-constexpr size_t kMaxValues = size_t{1} << 18;  // skip compiling models bigger than this
-
-void run_once(const Model& model, uint64_t extent) {
-  if (model.param_count() > kMaxValues) return;
-  const std::vector<ModelInput> inputs = model.inputs(extent);  // NamedInput below views its names
-  size_t input_values = 0;
-  for (const ModelInput& in : inputs) input_values += static_cast<size_t>(shape_numel(in.shape));
-  if (input_values > kMaxValues) return;
-
-  CompileOptions options;
-  options.threads = 1;
-  options.max_arena_bytes = size_t{1} << 24;
-  auto [module, params] = model.build(extent);
-  CompiledGraph graph = Session(Device::Cpu).compile_hir(module, options);
-  for (const auto& [name, data] : params) graph.set_param(name, data);
-  std::vector<std::vector<float>> data;
-  std::vector<NamedInput> named;
-  for (const ModelInput& in : inputs) data.emplace_back(static_cast<size_t>(shape_numel(in.shape)), 0.f);
-  for (size_t i = 0; i < inputs.size(); ++i) named.push_back({inputs[i].name, data[i]});
-  const auto out = graph.run(named);
-  fuzz_check(out.size() == model.output_names().size(), "run: one output per declared output");
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<Model> model;
@@ -55,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;  // refused with a message: the expected outcome for most inputs
   }
   try {
-    run_once(*model, 1);
-    if (!model->bucket_dim().empty()) run_once(*model, 3);
+    rungs::fuzz::run_model_once(*model, 1);
+    if (!model->bucket_dim().empty()) rungs::fuzz::run_model_once(*model, 3);
   } catch (const Error&) {
     // refused (arena limit, a shape that does not fold at this extent): fine
   }
