@@ -9,7 +9,8 @@
 #   protobuf::libprotobuf-lite
 #                       natively: Debian's libprotobuf-lite (FindProtobuf); under Emscripten: the
 #                       lite runtime scripts/setup builds with em++ from Debian's source package of
-#                       the same version into .deps/protobuf-wasm (imported here).
+#                       the same version into .deps/protobuf-wasm (.deps/protobuf-wasm-mt, built
+#                       with -pthread, for the threaded variant) (imported here).
 #
 # protoc (the host's, Debian's protobuf-compiler) must be the runtime's version: generated code
 # refuses to compile against another minor version, and this checks it first with a clear message.
@@ -19,7 +20,12 @@ set(RUNGS_ONNX_PROTO "/usr/include/onnx/onnx.proto" CACHE FILEPATH
     "ONNX's onnx.proto, compiled with protoc into the lite classes (libonnx-dev ships it)")
 
 if(EMSCRIPTEN)
-  set(_pb_root "${RUNGS_DEPS_DIR}/protobuf-wasm")
+  # The threaded variant links only objects built with atomics: a -pthread build of the runtime.
+  if(RUNGS_WASM_THREADS)
+    set(_pb_root "${RUNGS_DEPS_DIR}/protobuf-wasm-mt")
+  else()
+    set(_pb_root "${RUNGS_DEPS_DIR}/protobuf-wasm")
+  endif()
   if(NOT EXISTS "${_pb_root}/lib/libprotobuf-lite.a" OR NOT EXISTS "${_pb_root}/.version")
     message(FATAL_ERROR "${_pb_root} is missing: run `bash scripts/setup` first (it builds "
                         "protobuf-lite with em++)")
@@ -85,6 +91,9 @@ target_include_directories(rungs_onnx_proto SYSTEM PUBLIC $<BUILD_INTERFACE:${_g
 target_link_libraries(rungs_onnx_proto PUBLIC protobuf::libprotobuf-lite rungs::onnx_schema)
 target_compile_features(rungs_onnx_proto PUBLIC cxx_std_20)
 target_compile_options(rungs_onnx_proto PRIVATE -w)
+if(RUNGS_WASM_THREADS)  # made before cmake/RungsEmscripten.cmake adds -pthread to every target
+  target_compile_options(rungs_onnx_proto PRIVATE -pthread)
+endif()
 
 # Merges the generated objects into `rungs` (called once `rungs` exists, core/CMakeLists.txt).
 # `rungs` links the lite runtime publicly: every program that links rungs needs it, and the
