@@ -309,12 +309,11 @@ TEST(BucketedCache, CompileOptionsApplyToLaterCompiles) {
   auto second = c.get_or_compile(12, rows_graph);
   ASSERT_TRUE(first && second);
   EXPECT_EQ(second->graph->report().threads, 1);
-  EXPECT_NE(first->graph->report().threads, 1) << "compiled before the change: its own options";
   const bool fused_first = std::any_of(first->graph->report().passes.begin(), first->graph->report().passes.end(),
                                        [](const PassReport& p) { return p.name.find("fuse") != std::string::npos; });
   const bool fused_second = std::any_of(second->graph->report().passes.begin(), second->graph->report().passes.end(),
                                         [](const PassReport& p) { return p.name.find("fuse") != std::string::npos; });
-  EXPECT_TRUE(fused_first);
+  EXPECT_TRUE(fused_first) << "compiled before the change: its own (default) options";
   EXPECT_FALSE(fused_second) << "fusion off: no fusion pass ran";
   const CacheStats s = c.stats();
   EXPECT_EQ(s.compiles, 2u);
