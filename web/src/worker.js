@@ -30,7 +30,7 @@ import { makeTraffic } from './traffic.js';
 const post = (msg) => self.postMessage(msg);
 
 let currentRun = null;  // the run id the page wants; older loops stop at their next yield
-const models = new Map();  // name -> { model, feeds, outputInners }
+const models = new Map();  // name -> modelEntry(model)
 
 // Yield to the event loop (so 'cancel' and new 'run' messages get in) without the 4 ms clamp of
 // nested setTimeout.
@@ -49,41 +49,11 @@ function describe(e) {
 
 // --------------------------------------------------------------------------------- models
 
-const prod = (shape) => shape.reduce((a, b) => a * b, 1);
-
-// How to feed a model at n rows: for each input, its values per row (inner, when the input grows
-// with the bucket dim; null when it does not) and what to fill it with, read from the description:
-// token ids below the vocabulary for an embedding's input, ones for an attention mask.
-function planFeeds(model, description) {
-  const at2 = model.inputs(2);
-  const at3 = model.inputs(3);
-  const blocks = description.blocks ?? [];
-  return at2.map((inp, i) => {
-    const grows = prod(at3[i].shape) !== prod(inp.shape);
-    const inner = grows ? prod(at3[i].shape) - prod(inp.shape) : null;
-    const emb = blocks.find((b) => b.op === 'embedding' && b.input === inp.name);
-    const isMask = blocks.some((b) => b.mask === inp.name);
-    const fill = emb ? { ids: emb.vocab } : isMask ? { ones: true } : { noise: true };
-    return { name: inp.name, inner, fixedSize: grows ? null : prod(inp.shape), fill };
-  });
-}
-
-// Output inners for runPadded: values per row for outputs that grow with the bucket dim (sliced
-// back to the real rows), 0 for the rest (returned as compiled).
-function planOutputs(model) {
-  const shapes = [2, 3].map((e) => {
-    const m = model.buildModule(e);
-    const g = m.lower();
-    const outs = g.outputs();
-    g.delete();
-    m.delete();
-    return outs;
-  });
-  return shapes[0].map((o, i) => {
-    const a = prod(o.shape);
-    const b = prod(shapes[1][i].shape);
-    return b !== a ? b - a : 0;
-  });
+// What the page needs of a model to feed it: how each input lies along the bucket dim (rows of
+// rowValues values, or passed through whole) and each output's values per row (runPadded* slices
+// it back; 0: returned whole), both as the library reports them for every model format.
+function modelEntry(model) {
+  return { model, layouts: model.inputLayouts(1), outputInners: model.outputInners() };
 }
 
 // An ONNX file: its Model says how each input lies along the bucket dim and what it feeds, and
@@ -116,8 +86,9 @@ function loadOnnxModel(msg) {
   }
   const old = models.get('onnx');
   if (old) old.model.delete();
-  const layouts = model.inputLayouts(1);
-  models.set('onnx', { model, onnx: true, layouts, outputInners: model.outputInners() });
+  const entry = modelEntry(model);
+  const { layouts } = entry;
+  models.set('onnx', entry);
   post({
     type: 'onnx-loaded',
     loadId,
@@ -143,25 +114,17 @@ async function getModel(name, urls) {
     }),
   ]);
   const model = loadModel(jsonText, new Uint8Array(weights), name);
-  const entry = { model, feeds: planFeeds(model, JSON.parse(jsonText)), outputInners: planOutputs(model) };
+  const entry = modelEntry(model);
   models.set(name, entry);
   return entry;
 }
 
-// Input values for a request of n rows (request i): deterministic, cheap, and valid for the model.
+// Input values for a request of n rows (request i): the model's own reproducible inputs (ids below
+// the vocabulary of the embedding they feed, masks of ones, values in [-1, 1]), the same bytes the
+// CLI and the C++ API make.
 function makeInputs(entry, n, i) {
-  if (entry.onnx) {
-    const data = entry.model.syntheticInputs(n, i + 1);
-    return entry.layouts.map((l, j) => ({ name: l.name, data: data[j], rowInner: l.rowValues }));
-  }
-  return entry.feeds.map((f) => {
-    const size = f.inner === null ? f.fixedSize : n * f.inner;
-    const data = new Float32Array(size);
-    if (f.fill.ones) data.fill(1);
-    else if (f.fill.ids) for (let j = 0; j < size; j++) data[j] = (j * 379 + i * 131 + 11) % f.fill.ids;
-    else for (let j = 0; j < size; j++) data[j] = Math.sin(j * 0.37 + i) * 0.5;
-    return f.inner === null ? { name: f.name, data, rowInner: null } : { name: f.name, data, rowInner: f.inner };
-  });
+  const data = entry.model.syntheticInputs(n, i + 1);
+  return entry.layouts.map((l, j) => ({ name: l.name, data: data[j], rowInner: l.rowValues }));
 }
 
 // --------------------------------------------------------------------------------- plan
