@@ -4,25 +4,10 @@
 #include <string>
 
 #include "core/check.hpp"
+#include "core/numeric/splitmix64.hpp"
 #include "rungs/ladder.hpp"
 
 namespace rungs::ladder {
-namespace {
-
-// splitmix64 (Steele, Lea, Flood 2014): tiny, fast and the same everywhere.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in (0, 1]: 53 random bits, never 0 (log(0) would be -inf).
-  double uniform() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
-};
-
-}  // namespace
 
 std::vector<uint64_t> lognormal_trace(double median, size_t count, uint64_t max, uint64_t seed, double sigma) {
   const char* who = "ladder::lognormal_trace";
@@ -35,14 +20,14 @@ std::vector<uint64_t> lognormal_trace(double median, size_t count, uint64_t max,
   if (max < 1) fail(ErrorCode::InvalidArgument, std::string(who) + ": max must be >= 1 (got 0)");
 
   constexpr double kTwoPi = 6.283185307179586476925;
-  SplitMix64 rng{seed};
+  numeric::SplitMix64 rng{seed};
   std::vector<uint64_t> out;
   out.reserve(count);
   const double mu = std::log(median);
   const double top = static_cast<double>(max);
   for (size_t i = 0; i < count; ++i) {
     // Box-Muller, one normal per pair of uniforms (simple, and order-independent of count).
-    const double z = std::sqrt(-2.0 * std::log(rng.uniform())) * std::cos(kTwoPi * rng.uniform());
+    const double z = std::sqrt(-2.0 * std::log(rng.uniform_open0())) * std::cos(kTwoPi * rng.uniform_open0());
     const double v = std::round(std::exp(mu + sigma * z));
     out.push_back(v < 1.0 ? 1 : (v >= top ? max : static_cast<uint64_t>(v)));
   }

@@ -11,6 +11,7 @@
 #include "core/model/frontend.hpp"
 #include "core/model/model_spec.hpp"
 #include "core/model/safetensors.hpp"
+#include "core/numeric/splitmix64.hpp"
 
 namespace rungs {
 
@@ -335,13 +336,6 @@ std::vector<BucketLayout> layouts(const std::vector<std::pair<std::string, Shape
   return out;
 }
 
-// SplitMix64 (Steele, Lea, Flood 2014): 64-bit arithmetic only, so every platform draws the same.
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 std::unique_ptr<Model::Impl> parse_impl(std::string_view json_text, std::string_view source) {
   auto impl = std::make_unique<Model::Impl>();
@@ -476,9 +470,9 @@ std::vector<std::vector<float>> Model::synthetic_inputs(uint64_t rows, uint64_t 
   std::vector<std::vector<float>> out;
   for (size_t i = 0; i < ls.size(); ++i) {
     std::vector<float> v(static_cast<size_t>(shape_numel(ls[i].shape)));
-    uint64_t state = seed * 0xD1B54A32D192ED03ull + i;  // one stream per (seed, input)
+    numeric::SplitMix64 rng{seed * 0xD1B54A32D192ED03ull + i};  // one stream per (seed, input)
     for (float& x : v) {
-      const uint64_t z = splitmix64(state);
+      const uint64_t z = rng.next();
       switch (impl_->input_roles[i]) {
         case InputRole::Mask: x = 1.f; break;
         case InputRole::Ids: x = static_cast<float>(z % impl_->input_vocabs[i]); break;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "core/numeric/splitmix64.hpp"
 #include "rungs/error.hpp"
 #include "rungs/ladder.hpp"
 
@@ -14,18 +15,6 @@ namespace {
 constexpr uint64_t kWeightSeed = 0x72756e6773ull;  // "rungs"
 constexpr int kEncoderLayers = 2;
 
-// splitmix64: tiny, seedable, identical everywhere (std:: distributions are not).
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [-1, 1) with 24 random bits: 2u - 1 is exact in double.
-  double symmetric() { return static_cast<double>(next() >> 40) * (2.0 / 16777216.0) - 1.0; }
-};
 
 uint64_t fnv1a(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -45,7 +34,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 //                             so a swapped gamma/beta shows up in tests)
 //   embedding table           +-1 (the first layer norm rescales it)
 std::vector<float> init_param(const ModelParam& p) {
-  SplitMix64 rng{kWeightSeed ^ fnv1a(p.name)};
+  numeric::SplitMix64 rng{kWeightSeed ^ fnv1a(p.name)};
   const auto n = static_cast<size_t>(shape_numel(p.shape));
   double center = 0.0, bound = 0.0;
   if (ends_with(p.name, ".weight") && p.shape.size() == 2) {
