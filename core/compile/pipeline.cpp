@@ -70,18 +70,25 @@ bool verify_pass(ir::GraphImpl& g) {
 
 bool fold_constants(ir::GraphImpl& g) { return passes::fold_constants(g, evaluate_on_reference); }
 
+std::span<const NamedPass> fusion_passes() {
+  static constexpr NamedPass kPasses[] = {
+      {"fuse_layer_norm", passes::fuse_layer_norm},
+      {"fuse_activation", passes::fuse_activation},
+      {"fuse_mean_pool", passes::fuse_mean_pool},
+      {"fuse_attention", passes::fuse_attention},
+      {"fuse_matmul_epilogue", passes::fuse_matmul_epilogue},
+      {"fuse_add_norm", passes::fuse_add_norm},
+      {"fuse_elementwise", passes::fuse_elementwise},
+  };
+  return kPasses;
+}
+
 void run_pipeline(ir::GraphImpl& g, const CompileOptions& options, std::vector<PassReport>& log) {
   step("verify", g, options, log, verify_pass);
   step("dead_code", g, options, log, passes::eliminate_dead_code);
   step("constant_fold", g, options, log, fold_constants);
   if (options.fusion) {
-    step("fuse_layer_norm", g, options, log, passes::fuse_layer_norm);
-    step("fuse_activation", g, options, log, passes::fuse_activation);
-    step("fuse_mean_pool", g, options, log, passes::fuse_mean_pool);
-    step("fuse_attention", g, options, log, passes::fuse_attention);
-    step("fuse_matmul_epilogue", g, options, log, passes::fuse_matmul_epilogue);
-    step("fuse_add_norm", g, options, log, passes::fuse_add_norm);
-    step("fuse_elementwise", g, options, log, passes::fuse_elementwise);
+    for (const NamedPass& p : fusion_passes()) step(p.name, g, options, log, p.run);
     step("dead_code", g, options, log, passes::eliminate_dead_code);
   }
   step("verify", g, options, log, verify_pass);

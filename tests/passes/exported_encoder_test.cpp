@@ -155,16 +155,8 @@ TEST_P(PassExportedEncoder, FusedMatchesUnfused) {
 TEST(PassExportedEncoderContract, VerifiedAndIdempotent) {
   ir::GraphImpl impl = ir::impl_of(exported_encoder());
   passes::eliminate_dead_code(impl);
-  const std::vector<std::pair<const char*, bool (*)(ir::GraphImpl&)>> pipeline = {
-      {"constant_fold", compile::fold_constants},
-      {"fuse_layer_norm", passes::fuse_layer_norm},
-      {"fuse_activation", passes::fuse_activation},
-      {"fuse_mean_pool", passes::fuse_mean_pool},
-      {"fuse_attention", passes::fuse_attention},
-      {"fuse_matmul_epilogue", passes::fuse_matmul_epilogue},
-      {"fuse_add_norm", passes::fuse_add_norm},
-      {"fuse_elementwise", passes::fuse_elementwise},
-  };
+  std::vector<compile::NamedPass> pipeline = {{"constant_fold", compile::fold_constants}};
+  for (const compile::NamedPass& p : compile::fusion_passes()) pipeline.push_back(p);
   for (const auto& [name, pass] : pipeline) {
     SCOPED_TRACE(name);
     const bool changed = pass(impl);
