@@ -23,9 +23,16 @@ target_link_libraries(rungs_api INTERFACE Threads::Threads)
 # library for one layer. OWNS: the folders and headers (relative to the repository root) the layer
 # exposes to itself and its dependents. DEPS: the layers (and header-only libraries) it may
 # include. Add sources with target_sources(<target> ...) or rungs_isa_source(<target> ...).
+# COLD: the layer runs when a model is loaded or a graph compiled, never per run (parsing,
+# tokenizing, IR building, passes); in WebAssembly it is compiled for size (-Oz), which keeps the
+# npm package small (docs/building.md) at no measurable cost: the kernels and the executor, where a
+# run spends its time, keep -O3.
 function(rungs_layer name)
-  cmake_parse_arguments(ARG "" "" "OWNS;DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "COLD" "" "OWNS;DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(${name} OBJECT)
+  if(ARG_COLD AND EMSCRIPTEN AND NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
+    target_compile_options(${name} PRIVATE -Oz)
+  endif()
   set(root "${PROJECT_BINARY_DIR}/layers/${name}")
   foreach(path IN LISTS ARG_OWNS)
     if(NOT EXISTS "${PROJECT_SOURCE_DIR}/${path}")
