@@ -80,20 +80,18 @@ test('the wasm binary is under 1 MiB gzipped', () => {
 
 // The packed package holds both variants (scripts/test builds wasm-threads before wasm-release).
 const hasThreaded = existsSync(join(pkgDir, 'rungs_core_mt.js'));
-// Issue 17 asked for both variants under 1.5 MiB gzipped; with the ONNX frontend (protobuf-lite)
-// and the tokenizers' Unicode tables in each, they are 1.65 MiB (docs/building.md): that goal is
-// missed. The test guards against growth past 1.75 MiB and prints where the size stands.
-const kSizeGoal = 1.5 * 2 ** 20;
-const kSizeGuard = 1.75 * 2 ** 20;
-test('both variants ship, together under the 1.75 MiB gzipped guard', { skip: !hasThreaded && process.env.RUNGS_EXPECT_THREADED !== '1' && 'no threaded variant in this package (build the wasm-threads preset first)' }, () => {
+// Both variants together under 1.5 MiB gzipped, as shipped (docs/onnx.md: the load-time layers are
+// compiled for size, cmake/RungsLayers.cmake's COLD). The test prints where the size stands.
+const kSizeBudget = 1.5 * 2 ** 20;
+test('both variants ship, together under 1.5 MiB gzipped', { skip: !hasThreaded && process.env.RUNGS_EXPECT_THREADED !== '1' && 'no threaded variant in this package (build the wasm-threads preset first)' }, () => {
   assert.ok(hasThreaded, 'RUNGS_EXPECT_THREADED=1 but the package has no rungs_core_mt.js');
   const single = embedded('rungs_core.js');
   const mt = embedded('rungs_core_mt.js');
   let total = single.coreGz + mt.coreGz;
   for (const f of ['rungs_core_mt.worker.js', 'rungs_core_mt.worker.cjs']) total += gzipSync(readFileSync(join(pkgDir, f))).length;
-  console.log(`both variants, as shipped: ${total} bytes gzipped (${(total / 2 ** 20).toFixed(2)} MiB; ` +
-    `goal ${kSizeGoal / 2 ** 20} MiB ${total < kSizeGoal ? 'met' : 'MISSED'})`);
-  assert.ok(total < kSizeGuard, `${total} bytes gzipped`);
+  console.log(`both variants, as shipped: ${total} bytes gzipped (${(total / 2 ** 20).toFixed(3)} MiB; ` +
+    `budget ${kSizeBudget / 2 ** 20} MiB)`);
+  assert.ok(total < kSizeBudget, `${total} bytes gzipped`);
 });
 
 const tsc = process.env.RUNGS_TSC;
