@@ -90,13 +90,16 @@ TEST(StatsSchema, JsonCarriesExactlyTheSchemasFields) {
   });
 }
 
-// The fields of `export interface NAME { ... }` in a TypeScript declaration file.
+// The fields of `export interface NAME [extends BASE] { ... }` in a TypeScript declaration file,
+// with those of the interface it extends.
 std::set<std::string> ts_fields(const std::string& dts, const std::string& name) {
-  const size_t at = dts.find("export interface " + name + " {");
-  EXPECT_NE(at, std::string::npos) << name;
-  if (at == std::string::npos) return {};
+  std::smatch head;
+  const std::regex decl("export interface " + name + R"((?: extends (\w+))? \{)");
+  EXPECT_TRUE(std::regex_search(dts, head, decl)) << name;
+  if (head.empty()) return {};
+  const size_t at = static_cast<size_t>(head.position(0));
   const std::string body = dts.substr(at, dts.find("\n}", at) - at);
-  std::set<std::string> out;
+  std::set<std::string> out = head[1].matched ? ts_fields(dts, head[1]) : std::set<std::string>{};
   const std::regex field(R"(\n\s+(\w+)\??:)");
   for (auto it = std::sregex_iterator(body.begin(), body.end(), field); it != std::sregex_iterator(); ++it)
     out.insert((*it)[1]);

@@ -322,47 +322,37 @@ export interface PaddedRun {
   outputs: Float32Array[];
 }
 
-export interface BucketStats {
+/** The counters a bucket keeps and the cache sums over its buckets into its totals. */
+export interface SummedCounters {
+  hits: number;
+  compiles: number;
+  failedCompiles: number;
+  compileMs: number;
+  runs: number;
+  paddedRuns: number;
+  activeRuns: number;
+  actualRows: number;
+  paddedRows: number;
+  computedRows: number;
+  runMs: number;
+  overheadMs: number;
+  elementsComputed: number;
+  arenaBytes: number;
+}
+
+export interface BucketStats extends SummedCounters {
   range: Range;
   upper: number;
   compiled: boolean;
-  hits: number;
-  compiles: number;
-  failedCompiles: number;
-  compileMs: number;
-  runs: number;
-  paddedRuns: number;
-  activeRuns: number;
-  actualRows: number;
-  paddedRows: number;
-  computedRows: number;
-  runMs: number;
-  overheadMs: number;
-  elementsComputed: number;
   /** null until the bucket was prepared for active extent. */
   activeSupported: boolean | null;
   activeReason: string;
-  arenaBytes: number;
   paramBytes: number;
 }
 
-export interface CacheStats {
+export interface CacheStats extends SummedCounters {
   buckets: BucketStats[];
-  hits: number;
-  compiles: number;
-  failedCompiles: number;
   outOfRange: number;
-  compileMs: number;
-  runs: number;
-  paddedRuns: number;
-  activeRuns: number;
-  actualRows: number;
-  paddedRows: number;
-  computedRows: number;
-  runMs: number;
-  overheadMs: number;
-  elementsComputed: number;
-  arenaBytes: number;
   paramBytesSummed: number;
   weightBytes: number;
   distinctWeightCopies: number;
