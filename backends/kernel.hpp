@@ -22,7 +22,10 @@
 #include <span>
 #include <string>
 
-#include "core/ir/graph_impl.hpp"
+#include <optional>
+#include <vector>
+
+#include "core/ops.hpp"
 #include "rungs/session.hpp"
 
 namespace rungs::backend {
@@ -32,7 +35,7 @@ constexpr size_t kBufferAlignment = 64;
 
 struct Dims {
   int rank = 0;
-  std::array<int64_t, ir::kMaxRank> d{};
+  std::array<int64_t, ops::kMaxRank> d{};
 
   static Dims of(const Shape& s) {
     Dims r;
@@ -105,18 +108,95 @@ class Kernel {
   virtual std::string describe() const = 0;
 };
 
-struct KernelSpec {
-  const ir::GraphImpl* graph;
-  uint32_t node;
-  PrecisionPolicy policy;
-  int threads;
+// What a kernel factory is told about one node, made by core/compile from the IR node
+// (core/compile/kernel_params.cpp). Everything is by value and compile-time: the op, the compiled
+// dims of the output and of each input, where each input comes from, the precision policy and
+// thread count, and the op's own parameters in the struct of its family (the others stay at their
+// defaults). A kernel test builds one directly.
+
+// Where an input comes from: another node's output (or a graph input), a Param (set later with
+// set_weight or handed in at run time) or a Constant (its values are known now).
+enum class Source : uint8_t { Activation, Param, Constant };
+
+struct InputParams {
+  Dims dims;  // compiled
+  Source source = Source::Activation;
+  std::shared_ptr<const std::vector<float>> data;  // a Constant's values; null otherwise
+};
+
+// Op::Softmax: along `axis`, in [0, rank).
+struct SoftmaxParams {
+  int axis = 0;
+};
+
+// Op::LayerNorm, Op::RmsNorm (over the last axis) and Op::FusedAddNorm (norm of in[0] + in[1]).
+// Inputs: x (or a, b), gamma, then beta when has_beta.
+struct NormParams {
+  bool rms = false;       // RmsNorm (no centring, no beta)
+  bool add = false;       // FusedAddNorm: the row is in[0] + in[1]
+  bool has_beta = false;  // LayerNorm's shift
+  float eps = 1e-5f;
+};
+
+// Op::ReduceSum, Op::ReduceMean, Op::ReduceMax over `axes` (sorted, in [0, rank) of the input).
+enum class ReduceKind : uint8_t { Sum, Mean, Max };
+struct ReduceParams {
+  ReduceKind kind = ReduceKind::Sum;
+  std::vector<int64_t> axes;
+};
+
+// Op::Attention: q, k, v, then the [B, Sk] keep mask when has_mask.
+struct AttentionParams {
+  int heads = 1;
+  bool causal = false;
+  bool has_mask = false;
+  std::optional<float> scale;  // none: 1/sqrt(head_dim) at run time (an explicit 0 is a valid scale)
+};
+
+// Op::FusedElementwise: the program of one output element (ops::Instr, scalar constants in its
+// immediates). A primitive elementwise op has none: its op is its program.
+struct ElementwiseParams {
+  std::vector<ops::Instr> code;
+  int regs = 0;  // registers the program uses, inputs included
+};
+
+// Data movement (reference kernels only): Op::Transpose (output axis i is input axis perm[i]),
+// Op::Slice (`length` entries from `start` along `axis`), Op::Concat (along `axis`).
+struct TransposeParams {
+  std::vector<int64_t> perm;
+};
+struct SliceParams {
+  int axis = 0;
+  int64_t start = 0, length = 0;
+};
+struct ConcatParams {
+  int axis = 0;
+};
+
+struct KernelParams {
+  ops::Op op = ops::Op::Input;
+  Dims out;                         // compiled output dims
+  std::vector<InputParams> inputs;  // one per input of the node, in order
+  PrecisionPolicy policy = PrecisionPolicy::f32();
+  int threads = 1;
+
+  // The op's own parameters: only its family's member is read.
+  ops::Epilogue epilogue;  // Op::FusedMatMul (Op::MatMul: none)
+  ElementwiseParams elementwise;
+  SoftmaxParams softmax;
+  NormParams norm;
+  ReduceParams reduce;
+  AttentionParams attention;
+  TransposeParams transpose;
+  SliceParams slice;
+  ConcatParams concat;
 };
 
 // Scalar loops for every op: the correctness oracle (Device::Reference).
-std::unique_ptr<Kernel> make_reference_kernel(const KernelSpec& spec);
+std::unique_ptr<Kernel> make_reference_kernel(const KernelParams& params);
 // xsimd kernels at the best ISA of this machine (Device::Cpu); ops without a vector kernel fall
 // back to the reference kernel.
-std::unique_ptr<Kernel> make_cpu_kernel(const KernelSpec& spec);
+std::unique_ptr<Kernel> make_cpu_kernel(const KernelParams& params);
 // (The ISA it dispatches to: rungs::cpu_isa(), rungs/isa.hpp.)
 
 }  // namespace rungs::backend

@@ -20,8 +20,8 @@ constexpr std::array<cpu::KernelFactory, 7> kFamilies = {
 
 namespace cpu {
 
-CpuCoverage cpu_coverage(ir::Op op) {
-  using ir::Op;
+CpuCoverage cpu_coverage(ops::Op op) {
+  using ops::Op;
   switch (op) {
     case Op::Input: case Op::Param: case Op::Constant: case Op::Reshape:
       return CpuCoverage::NoKernel;
@@ -44,14 +44,14 @@ CpuCoverage cpu_coverage(ir::Op op) {
 
 }  // namespace cpu
 
-std::unique_ptr<Kernel> make_cpu_kernel(const KernelSpec& spec) {
+std::unique_ptr<Kernel> make_cpu_kernel(const KernelParams& params) {
   const cpu::Isa isa = cpu::active_isa();
   if (isa != cpu::Isa::Scalar) {
     for (cpu::KernelFactory factory : kFamilies) {
-      if (auto kernel = factory(spec, isa)) return kernel;
+      if (auto kernel = factory(params, isa)) return kernel;
     }
   }
-  return make_reference_kernel(spec);
+  return make_reference_kernel(params);
 }
 
 }  // namespace rungs::backend

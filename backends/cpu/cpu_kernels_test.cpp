@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every IR op gets what cpu_coverage() declares for it from make_cpu_kernel (Device::Cpu): a
+// Every op gets what cpu_coverage() declares for it from make_cpu_kernel (Device::Cpu): a
 // vector kernel on each vector ISA of this machine, or the reference kernel by declaration.
 #include <string>
 
@@ -12,68 +12,77 @@
 namespace rungs::backend::cpu {
 namespace {
 
-using ir::Op;
-using testing::OneNode;
+using ops::Op;
+using testing::OneOp;
 
-// The last enumerator of ir::Op: extend this when an op is added after it.
+// The last enumerator of ops::Op: extend this when an op is added after it.
 constexpr Op kLastOp = Op::FusedAddNorm;
 
-// A small valid one-node graph for op.
-OneNode node_for(Op op) {
-  ir::Node n;
-  n.op = op;
+// Small valid params for op.
+OneOp node_for(Op op) {
   const Shape x{4, 8};
-  n.shape = x;
   switch (op) {
     case Op::MatMul:
     case Op::FusedMatMul:
-      n.shape = {4, 16};
-      return OneNode({{4, 8}, {8, 16}}, std::move(n));
-    case Op::Softmax:
-      n.ints = {1};
-      return OneNode({x}, std::move(n));
-    case Op::LayerNorm:
-      n.eps = 1e-5f;
-      return OneNode({x, {8}, {8}}, std::move(n));
-    case Op::RmsNorm:
-      n.eps = 1e-6f;
-      return OneNode({x, {8}}, std::move(n));
-    case Op::FusedAddNorm:
-      n.norm = Op::LayerNorm;
-      n.eps = 1e-5f;
-      return OneNode({x, x, {8}, {8}}, std::move(n));
+      return OneOp(op, {4, 16}, {{4, 8}, {8, 16}});
+    case Op::Softmax: {
+      OneOp o(op, x, {x});
+      o.params.softmax.axis = 1;
+      return o;
+    }
+    case Op::LayerNorm: {
+      OneOp o(op, x, {x, {8}, {8}});
+      o.params.norm = {.has_beta = true, .eps = 1e-5f};
+      return o;
+    }
+    case Op::RmsNorm: {
+      OneOp o(op, x, {x, {8}});
+      o.params.norm = {.rms = true, .eps = 1e-6f};
+      return o;
+    }
+    case Op::FusedAddNorm: {
+      OneOp o(op, x, {x, x, {8}, {8}});
+      o.params.norm = {.add = true, .has_beta = true, .eps = 1e-5f};
+      return o;
+    }
     case Op::ReduceSum:
     case Op::ReduceMean:
-    case Op::ReduceMax:
-      n.shape = {4};
-      n.ints = {1};
-      return OneNode({x}, std::move(n));
+    case Op::ReduceMax: {
+      OneOp o(op, {4}, {x});
+      o.params.reduce.axes = {1};
+      return o;
+    }
     case Op::Gather:
-      n.shape = {3, 8};
-      return OneNode({{10, 8}, {3}}, std::move(n));
-    case Op::Attention:
-      n.shape = {1, 4, 8};
-      n.heads = 2;
-      return OneNode({{1, 4, 8}, {1, 4, 8}, {1, 4, 8}}, std::move(n));
-    case Op::FusedElementwise:
-      n.prog = {ir::Instr{Op::Add, 2, 0, 1}};
-      n.regs = 3;
-      return OneNode({x, x}, std::move(n));
-    case Op::Transpose:
-      n.shape = {8, 4};
-      n.ints = {1, 0};
-      return OneNode({x}, std::move(n));
-    case Op::Slice:
-      n.shape = {4, 4};
-      n.ints = {1, 2, 4};
-      return OneNode({x}, std::move(n));
-    case Op::Concat:
-      n.shape = {4, 16};
-      n.ints = {1};
-      return OneNode({x, x}, std::move(n));
+      return OneOp(op, {3, 8}, {{10, 8}, {3}});
+    case Op::Attention: {
+      OneOp o(op, {1, 4, 8}, {{1, 4, 8}, {1, 4, 8}, {1, 4, 8}});
+      o.params.attention.heads = 2;
+      return o;
+    }
+    case Op::FusedElementwise: {
+      OneOp o(op, x, {x, x});
+      o.params.elementwise = {{ops::Instr{Op::Add, 2, 0, 1}}, 3};
+      return o;
+    }
+    case Op::Transpose: {
+      OneOp o(op, {8, 4}, {x});
+      o.params.transpose.perm = {1, 0};
+      return o;
+    }
+    case Op::Slice: {
+      OneOp o(op, {4, 4}, {x});
+      o.params.slice = {1, 2, 4};
+      return o;
+    }
+    case Op::Concat: {
+      OneOp o(op, {4, 16}, {x, x});
+      o.params.concat.axis = 1;
+      return o;
+    }
     default:
-      if (ir::is_binary(op)) return OneNode({x, x}, std::move(n));
-      return OneNode({x}, std::move(n));
+      if (ops::is_binary(op)) return OneOp(op, x, {x, x});
+      if (ops::is_ternary(op)) return OneOp(op, x, {x, x, x});
+      return OneOp(op, x, {x});
   }
 }
 
@@ -86,11 +95,11 @@ TEST(CpuKernels, EveryOpHasAVectorKernelOrADeclaredFallback) {
   int vector_ops = 0, reference_ops = 0;
   for (int i = 0; i <= static_cast<int>(kLastOp); ++i) {
     const Op op = static_cast<Op>(i);
-    const std::string name(ir::op_name(op));
+    const std::string name(ops::op_name(op));
     const CpuCoverage coverage = cpu_coverage(op);
     if (coverage == CpuCoverage::NoKernel) continue;
     (coverage == CpuCoverage::Vector ? vector_ops : reference_ops)++;
-    const OneNode g = node_for(op);
+    const OneOp g = node_for(op);
     for (Isa isa : testing::vector_isas()) {
       ForcedIsa forced(isa);
       const auto kernel = make_cpu_kernel(g.spec());
@@ -116,7 +125,7 @@ TEST(CpuKernels, ScalarRunsTheReference) {
   ForcedIsa forced(Isa::Scalar);
   for (Op op : {Op::MatMul, Op::Softmax, Op::Add, Op::Attention}) {
     const auto kernel = make_cpu_kernel(node_for(op).spec());
-    EXPECT_EQ(kernel->describe(), std::string(ir::op_name(op)) + "[reference]");
+    EXPECT_EQ(kernel->describe(), std::string(ops::op_name(op)) + "[reference]");
   }
 }
 

@@ -21,13 +21,12 @@ namespace rungs::backend {
 
 namespace {
 
-using ir::Node;
-using ir::Op;
+using ops::Op;
 
 // Element strides of `in` viewed as broadcast to `out` (dims aligned from the right; 0 where the
 // input has a 1 that broadcasts).
-std::array<int64_t, ir::kMaxRank> broadcast_strides(const Dims& in, const Dims& out) {
-  std::array<int64_t, ir::kMaxRank> st{};
+std::array<int64_t, ops::kMaxRank> broadcast_strides(const Dims& in, const Dims& out) {
+  std::array<int64_t, ops::kMaxRank> st{};
   int64_t s = 1;
   for (int i = in.rank - 1; i >= 0; --i) {
     int oi = i + (out.rank - in.rank);
@@ -41,9 +40,9 @@ std::array<int64_t, ir::kMaxRank> broadcast_strides(const Dims& in, const Dims& 
 template <typename Fn>
 void for_each_broadcast(const Dims& out, std::span<const TensorArg> ins, Fn&& fn) {
   const size_t n_in = ins.size();
-  std::vector<std::array<int64_t, ir::kMaxRank>> st(n_in);
+  std::vector<std::array<int64_t, ops::kMaxRank>> st(n_in);
   for (size_t k = 0; k < n_in; ++k) st[k] = broadcast_strides(ins[k].dims, out);
-  std::array<int64_t, ir::kMaxRank> idx{};
+  std::array<int64_t, ops::kMaxRank> idx{};
   std::vector<int64_t> off(n_in, 0);
   const int64_t total = out.numel();
   for (int64_t e = 0; e < total; ++e) {
@@ -60,14 +59,14 @@ void for_each_broadcast(const Dims& out, std::span<const TensorArg> ins, Fn&& fn
 
 // [..., M, K] @ [..., K, N] with broadcast batch dims; for FusedMatMul the epilogue (bias over N,
 // activation, residual of the output's shape) too.
-void matmul(const Node& n, std::span<const TensorArg> in, float* out, const Dims& od) {
+void matmul(const KernelParams& p, std::span<const TensorArg> in, float* out, const Dims& od) {
   const TensorArg &a = in[0], &b = in[1];
   const int r = od.rank;
   const int64_t M = od[r - 2], N = od[r - 1], K = a.dims[a.dims.rank - 1];
-  const bool fused = n.op == Op::FusedMatMul;
-  const float* bias = fused && n.epi.bias ? in[2].data : nullptr;
-  const float* res = fused && n.epi.residual ? in[in.size() - 1].data : nullptr;
-  const Activation act = fused ? n.epi.act : Activation::None;
+  const bool fused = p.op == Op::FusedMatMul;
+  const float* bias = fused && p.epilogue.bias ? in[2].data : nullptr;
+  const float* res = fused && p.epilogue.residual ? in[in.size() - 1].data : nullptr;
+  const Activation act = fused ? p.epilogue.act : Activation::None;
   auto batch_of = [](const Dims& d) {
     Dims x;
     x.rank = d.rank - 2;
@@ -83,47 +82,47 @@ void matmul(const Node& n, std::span<const TensorArg> in, float* out, const Dims
 
 class ReferenceKernel final : public Kernel {
  public:
-  explicit ReferenceKernel(const KernelSpec& spec) : node_(spec.graph->nodes[spec.node]) {}
+  explicit ReferenceKernel(KernelParams params) : p_(std::move(params)) {}
 
-  std::string describe() const override { return std::string(ir::op_name(node_.op)) + "[reference]"; }
+  std::string describe() const override { return std::string(ops::op_name(p_.op)) + "[reference]"; }
 
   void run(const RunContext&, std::span<const TensorArg> in, float* out, const Dims& od) const override {
-    const Node& n = node_;
-    switch (n.op) {
+    const KernelParams& p = p_;
+    switch (p.op) {
       case Op::MatMul:
       case Op::FusedMatMul:
-        matmul(n, in, out, od);
+        matmul(p, in, out, od);
         return;
       case Op::FusedElementwise:
-        cpu::elementwise_reference(n, in, out, od);
+        cpu::elementwise_reference(p, in, out, od);
         return;
       case Op::Softmax:
-        cpu::softmax_reference(cpu::softmax_axis(n), in[0], out);
+        cpu::softmax_reference(p.softmax.axis, in[0], out);
         return;
       case Op::LayerNorm:
       case Op::RmsNorm:
       case Op::FusedAddNorm:
-        cpu::norm_reference(cpu::norm_params(n), in, out, od);
+        cpu::norm_reference(p.norm, in, out, od);
         return;
       case Op::ReduceSum:
       case Op::ReduceMean:
       case Op::ReduceMax:
-        cpu::reduce_reference(cpu::reduce_kind(n.op), n.ints, in[0], out);
+        cpu::reduce_reference(p.reduce.kind, p.reduce.axes, in[0], out);
         return;
       case Op::Reshape:
         std::copy(in[0].data, in[0].data + od.numel(), out);
         return;
       case Op::Transpose: {
         const Dims& id = in[0].dims;
-        std::array<int64_t, ir::kMaxRank> ist{};
+        std::array<int64_t, ops::kMaxRank> ist{};
         int64_t s = 1;
         for (int i = id.rank - 1; i >= 0; --i) {
           ist[i] = s;
           s *= id[i];
         }
-        std::array<int64_t, ir::kMaxRank> st{};  // input stride of each output axis
-        for (int i = 0; i < od.rank; ++i) st[i] = ist[n.ints[i]];
-        std::array<int64_t, ir::kMaxRank> idx{};
+        std::array<int64_t, ops::kMaxRank> st{};  // input stride of each output axis
+        for (int i = 0; i < od.rank; ++i) st[i] = ist[p.transpose.perm[i]];
+        std::array<int64_t, ops::kMaxRank> idx{};
         int64_t off = 0;
         const int64_t total = od.numel();
         for (int64_t e = 0; e < total; ++e) {
@@ -139,8 +138,8 @@ class ReferenceKernel final : public Kernel {
         return;
       }
       case Op::Slice: {
-        const int axis = static_cast<int>(n.ints[0]);
-        const int64_t start = n.ints[1], len = n.ints[2];
+        const int axis = p.slice.axis;
+        const int64_t start = p.slice.start, len = p.slice.length;
         const Dims& id = in[0].dims;
         int64_t outer = 1, inner = 1;
         for (int i = 0; i < axis; ++i) outer *= id[i];
@@ -151,7 +150,7 @@ class ReferenceKernel final : public Kernel {
         return;
       }
       case Op::Concat: {
-        const int axis = static_cast<int>(n.ints[0]);
+        const int axis = p.concat.axis;
         int64_t outer = 1, inner = 1;
         for (int i = 0; i < axis; ++i) outer *= od[i];
         for (int i = axis + 1; i < od.rank; ++i) inner *= od[i];
@@ -168,29 +167,28 @@ class ReferenceKernel final : public Kernel {
         cpu::gather_reference(in[0], in[1], out);
         return;
       case Op::Attention:
-        cpu::attention_reference(cpu::attention_params(n), in, out);
+        cpu::attention_reference(p.attention, in, out);
         return;
       default:
         break;
     }
-    if (ir::is_elementwise(n.op)) {
-      cpu::elementwise_reference(n, in, out, od);
+    if (ops::is_elementwise(p.op)) {
+      cpu::elementwise_reference(p, in, out, od);
       return;
     }
     internal_check(false, "reference backend: op has no kernel");
   }
 
  private:
-  Node node_;
+  KernelParams p_;
 };
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_reference_kernel(const KernelSpec& spec) {
-  const Node& n = spec.graph->nodes[spec.node];
-  internal_check(n.op != Op::Input && n.op != Op::Param && n.op != Op::Constant,
+std::unique_ptr<Kernel> make_reference_kernel(const KernelParams& params) {
+  internal_check(params.op != Op::Input && params.op != Op::Param && params.op != Op::Constant,
                  "make_reference_kernel called on a leaf");
-  return std::make_unique<ReferenceKernel>(spec);
+  return std::make_unique<ReferenceKernel>(params);
 }
 
 }  // namespace rungs::backend

@@ -80,7 +80,6 @@ constexpr size_t kSlack = backend::kReadPastBytes / sizeof(float);
 struct Shape3 {
   int m, k, n;
   std::vector<float> a, b, c;
-  ir::GraphImpl graph;
   std::unique_ptr<Kernel> kernel;
   double max_rel_diff[3] = {0, 0, 0};  // vs rungs' output, per peer
 };
@@ -114,10 +113,12 @@ std::unique_ptr<Shape3> make_shape(int m, int k, int n) {
   s->a = random_values(size_t(m) * k, 1 + m);
   s->b = random_values(size_t(k) * n, 2 + k + n);
   s->c.assign(size_t(m) * n + kSlack, 0.f);
-  const uint32_t a = s->graph.add(ir::Node{.op = ir::Op::Input, .shape = {m, k}, .name = "x"});
-  const uint32_t b = s->graph.add(ir::Node{.op = ir::Op::Param, .shape = {k, n}, .name = "w"});
-  const uint32_t mm = s->graph.add(ir::Node{.op = ir::Op::MatMul, .in = {a, b}, .shape = {m, n}});
-  s->kernel = backend::cpu::make_gemm_kernel({&s->graph, mm, PrecisionPolicy::f32(), 1}, backend::cpu::active_isa());
+  backend::KernelParams mm;  // x [m, k] @ the param w [k, n]
+  mm.op = ops::Op::MatMul;
+  mm.out = Dims::of({m, n});
+  mm.inputs = {{Dims::of({m, k}), backend::Source::Activation, nullptr},
+               {Dims::of({k, n}), backend::Source::Param, nullptr}};
+  s->kernel = backend::cpu::make_gemm_kernel(mm, backend::cpu::active_isa());
   if (!s->kernel) {
     std::fprintf(stderr, "no gemm kernel at %s\n", std::string(backend::cpu::isa_name(backend::cpu::active_isa())).c_str());
     std::exit(1);

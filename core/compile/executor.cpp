@@ -7,6 +7,7 @@
 #include <new>
 
 #include "core/check.hpp"
+#include "core/compile/kernel_params.hpp"
 #include "core/compile/weight_store.hpp"
 #include "core/numeric/half.hpp"
 
@@ -66,8 +67,8 @@ Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, 
       case Op::Reshape:
         break;  // an alias of its input: no kernel
       default: {
-        backend::KernelSpec spec{&graph_, i, policy_, threads_};
-        kernels_[i] = device_ == Device::Cpu ? backend::make_cpu_kernel(spec) : backend::make_reference_kernel(spec);
+        const backend::KernelParams params = kernel_params(graph_, i, policy_, threads_);
+        kernels_[i] = device_ == Device::Cpu ? backend::make_cpu_kernel(params) : backend::make_reference_kernel(params);
         scratch_floats_ = std::max(scratch_floats_, kernels_[i]->scratch_floats());
       }
     }

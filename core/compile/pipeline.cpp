@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/kernel.hpp"
+#include "core/compile/kernel_params.hpp"
 
 #include "core/passes/constant_fold.hpp"
 #include "core/passes/dead_code.hpp"
@@ -52,7 +53,7 @@ std::vector<float> evaluate_on_reference(const ir::GraphImpl& g, uint32_t id) {
   }
   const backend::Dims od = backend::Dims::of(n.shape);
   std::vector<float> out(static_cast<size_t>(od.numel()) + slack);
-  auto kernel = backend::make_reference_kernel({&g, id, PrecisionPolicy::f32(), 1});
+  auto kernel = backend::make_reference_kernel(kernel_params(g, id, PrecisionPolicy::f32(), 1));
   std::vector<float> scratch(kernel->scratch_floats());
   backend::RunContext ctx;
   ctx.scratch = scratch.data();

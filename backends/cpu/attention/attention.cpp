@@ -6,18 +6,9 @@
 
 namespace rungs::backend::cpu {
 
-AttentionParams attention_params(const ir::Node& node) {
-  AttentionParams p;
-  p.heads = node.heads;
-  p.causal = node.causal;
-  p.has_mask = node.has_mask;
-  p.scale = node.scale;
-  return p;
-}
-
-std::unique_ptr<Kernel> make_attention_kernel(const KernelSpec& spec, Isa isa) {
-  if (spec.graph->at(spec.node).op != ir::Op::Attention) return nullptr;
-  return dispatch_isa(isa, [&]<class A>() { return make_attention_for<A>(spec); });
+std::unique_ptr<Kernel> make_attention_kernel(const KernelParams& params, Isa isa) {
+  if (params.op != ops::Op::Attention) return nullptr;
+  return dispatch_isa(isa, [&]<class A>() { return make_attention_for<A>(params); });
 }
 
 }  // namespace rungs::backend::cpu

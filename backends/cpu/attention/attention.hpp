@@ -10,7 +10,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <span>
 
 #include "backends/cpu/isa.hpp"
@@ -18,18 +17,11 @@
 
 namespace rungs::backend::cpu {
 
-struct AttentionParams {
-  int heads = 1;
-  bool causal = false;
-  bool has_mask = false;
-  std::optional<float> scale;  // none: 1/sqrt(head_dim) at run time (an explicit 0 is a valid scale)
-};
-AttentionParams attention_params(const ir::Node& node);
 // Scalar reference: full softmax per query in double.
 void attention_reference(const AttentionParams& p, std::span<const TensorArg> in, float* out);
 
 template <class Arch>
-std::unique_ptr<Kernel> make_attention_for(const KernelSpec& spec);
-std::unique_ptr<Kernel> make_attention_kernel(const KernelSpec& spec, Isa isa);
+std::unique_ptr<Kernel> make_attention_for(const KernelParams& params);
+std::unique_ptr<Kernel> make_attention_kernel(const KernelParams& params, Isa isa);
 
 }  // namespace rungs::backend::cpu

@@ -10,13 +10,11 @@ namespace {
 constexpr int64_t kHeads = 4, kHeadDim = 32;
 
 bench::Case make_case(int64_t s, bool causal) {
-  ir::Node n;
-  n.op = ir::Op::Attention;
   const Shape shape{1, s, kHeads * kHeadDim};
-  n.shape = shape;
-  n.heads = kHeads;
-  n.causal = causal;
-  return bench::Case(testing::OneNode({shape, shape, shape}, std::move(n)),
+  testing::OneOp o(ops::Op::Attention, shape, {shape, shape, shape});
+  o.params.attention.heads = kHeads;
+  o.params.attention.causal = causal;
+  return bench::Case(std::move(o),
                      {testing::make_tensor(shape, 1), testing::make_tensor(shape, 2), testing::make_tensor(shape, 3)});
 }
 
@@ -32,7 +30,7 @@ void BM_attention(benchmark::State& state) {
 }
 void BM_attention_reference(benchmark::State& state) {
   auto c = make_case(state.range(0), state.range(1));
-  const AttentionParams p = attention_params(c.graph.graph.at(c.graph.node));
+  const AttentionParams p = c.op.params.attention;
   bench::measure(state, c.bytes(), flops(state.range(0), state.range(1)),
                  [&] { attention_reference(p, c.args, c.out.data()); });
 }

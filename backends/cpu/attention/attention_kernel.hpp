@@ -223,8 +223,8 @@ class AttentionKernel final : public Kernel {
 }  // namespace attention_detail
 
 template <class Arch>
-std::unique_ptr<Kernel> make_attention_for(const KernelSpec& spec) {
-  return std::make_unique<attention_detail::AttentionKernel<Arch>>(attention_params(spec.graph->at(spec.node)));
+std::unique_ptr<Kernel> make_attention_for(const KernelParams& params) {
+  return std::make_unique<attention_detail::AttentionKernel<Arch>>(params.attention);
 }
 
 }  // namespace rungs::backend::cpu

@@ -17,18 +17,17 @@ struct Case {
   std::optional<float> scale;
 };
 
-OneNode attention_graph(const Case& c) {
-  ir::Node n;
-  n.op = ir::Op::Attention;
+AttentionParams params_of(const Case& c) {
+  return {.heads = static_cast<int>(c.heads), .causal = c.causal, .has_mask = c.mask, .scale = c.scale};
+}
+
+OneOp attention_op(const Case& c) {
   const int64_t e = c.heads * c.dh;
-  n.shape = {c.batch, c.sq, e};
-  n.heads = static_cast<int>(c.heads);
-  n.causal = c.causal;
-  n.has_mask = c.mask;
-  n.scale = c.scale;
   std::vector<Shape> in{{c.batch, c.sq, e}, {c.batch, c.sk, e}, {c.batch, c.sk, e}};
   if (c.mask) in.push_back({c.batch, c.sk});
-  return OneNode(in, std::move(n));
+  OneOp o(ops::Op::Attention, {c.batch, c.sq, e}, in);
+  o.params.attention = params_of(c);
+  return o;
 }
 
 // Inputs at the run-time extents of `r` (which may be smaller than the compiled `c`). The mask keeps
@@ -53,12 +52,12 @@ std::vector<float> expected(const Case& c, const std::vector<Tensor>& t) {
   std::vector<TensorArg> args;
   for (const auto& x : t) args.push_back(x.arg());
   std::vector<float> want(t[0].numel());
-  attention_reference(attention_params(attention_graph(c).graph.nodes.back()), args, want.data());
+  attention_reference(params_of(c), args, want.data());
   return want;
 }
 
 std::vector<float> actual(Isa isa, const Case& compiled, const std::vector<Tensor>& t, int threads = 1) {
-  OneNode g = attention_graph(compiled);
+  OneOp g = attention_op(compiled);
   auto k = make_attention_kernel(g.spec(threads), isa);
   if (!k) throw std::runtime_error("no attention kernel");
   std::vector<TensorArg> args;

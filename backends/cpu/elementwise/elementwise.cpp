@@ -7,22 +7,22 @@
 
 namespace rungs::backend::cpu {
 
-using ir::Op;
+using ops::Op;
 
-int elementwise_arity(Op op) { return ir::elementwise_operands(op); }
+int elementwise_arity(Op op) { return ops::elementwise_operands(op); }
 
-Program program_of(const ir::Node& node) {
+Program program_of(const KernelParams& params) {
   Program p;
-  p.inputs = static_cast<int>(node.in.size());
-  if (node.op == Op::FusedElementwise) {
-    p.code = node.prog;
-    p.regs = node.regs;
+  p.inputs = static_cast<int>(params.inputs.size());
+  if (params.op == Op::FusedElementwise) {
+    p.code = params.elementwise.code;
+    p.regs = params.elementwise.regs;
     for (const auto& ins : p.code) p.regs = std::max<int>(p.regs, ins.dst + 1);
     return p;
   }
-  const int arity = elementwise_arity(node.op);
+  const int arity = elementwise_arity(params.op);
   const auto out = static_cast<int16_t>(p.inputs);
-  p.code.push_back({node.op, out, 0, static_cast<int16_t>(arity >= 2 ? 1 : 0), 0.f,
+  p.code.push_back({params.op, out, 0, static_cast<int16_t>(arity >= 2 ? 1 : 0), 0.f,
                     static_cast<int16_t>(arity == 3 ? 2 : -1)});
   p.regs = p.inputs + 1;
   return p;
@@ -105,10 +105,9 @@ void RowCursor::next() {
   }
 }
 
-std::unique_ptr<Kernel> make_elementwise_kernel(const KernelSpec& spec, Isa isa) {
-  const ir::Node& node = spec.graph->at(spec.node);
-  if (node.op != Op::FusedElementwise && elementwise_arity(node.op) == 0) return nullptr;
-  return dispatch_isa(isa, [&]<class A>() { return make_elementwise_for<A>(spec); });
+std::unique_ptr<Kernel> make_elementwise_kernel(const KernelParams& params, Isa isa) {
+  if (params.op != Op::FusedElementwise && elementwise_arity(params.op) == 0) return nullptr;
+  return dispatch_isa(isa, [&]<class A>() { return make_elementwise_for<A>(params); });
 }
 
 }  // namespace rungs::backend::cpu

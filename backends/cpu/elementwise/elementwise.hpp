@@ -21,22 +21,22 @@
 namespace rungs::backend::cpu {
 
 // 1 for unary elementwise ops, 2 for binary ones, 3 for where, 0 otherwise.
-int elementwise_arity(ir::Op op);
+int elementwise_arity(ops::Op op);
 
 struct Program {
-  std::vector<ir::Instr> code;
+  std::vector<ops::Instr> code;
   int inputs = 0;
   int regs = 0;
 };
-// The program of a primitive elementwise op or a FusedElementwise node.
-Program program_of(const ir::Node& node);
+// The program of a primitive elementwise op or a FusedElementwise node (params.elementwise).
+Program program_of(const KernelParams& params);
 
 // The output as [rows, inner] after dropping size-1 axes and merging axes that every input walks
 // contiguously (or broadcasts) alike.
 struct BroadcastPlan {
   int outer_rank = 0;
-  std::array<int64_t, ir::kMaxRank> outer{};                 // collapsed outer dims
-  std::vector<std::array<int64_t, ir::kMaxRank>> in_stride;  // per input, per outer axis
+  std::array<int64_t, ops::kMaxRank> outer{};                 // collapsed outer dims
+  std::vector<std::array<int64_t, ops::kMaxRank>> in_stride;  // per input, per outer axis
   std::vector<uint8_t> in_contiguous;                        // per input: 1 walks inner, 0 splat
   int64_t rows = 1;
   int64_t inner = 1;
@@ -54,20 +54,20 @@ class RowCursor {
 
  private:
   const BroadcastPlan& plan_;
-  std::array<int64_t, ir::kMaxRank> idx_{};
+  std::array<int64_t, ops::kMaxRank> idx_{};
   std::vector<int64_t> off_;
   int64_t row_ = 0;
 };
 
 // Scalar reference: op semantics on one value pair (or triple: c is where's third operand), and a
 // whole node by plain index arithmetic.
-float eval_scalar(ir::Op op, float a, float b, float c = 0.f);
-void elementwise_reference(const ir::Node& node, std::span<const TensorArg> in, float* out,
+float eval_scalar(ops::Op op, float a, float b, float c = 0.f);
+void elementwise_reference(const KernelParams& params, std::span<const TensorArg> in, float* out,
                            const Dims& out_dims);
 
 template <class Arch>
-std::unique_ptr<Kernel> make_elementwise_for(const KernelSpec& spec);
+std::unique_ptr<Kernel> make_elementwise_for(const KernelParams& params);
 // nullptr for nodes this family does not handle (or Isa::Scalar).
-std::unique_ptr<Kernel> make_elementwise_kernel(const KernelSpec& spec, Isa isa);
+std::unique_ptr<Kernel> make_elementwise_kernel(const KernelParams& params, Isa isa);
 
 }  // namespace rungs::backend::cpu

@@ -8,28 +8,18 @@ namespace rungs::backend::cpu {
 namespace {
 
 using bench::Case;
-using ir::Op;
+using ops::Op;
 
 enum Kind { kGelu, kBiasAdd, kBiasGelu };
 
 Case make_case(Kind kind, int64_t rows, int64_t d) {
-  ir::Node n;
-  n.shape = {rows, d};
   std::vector<Shape> in{{rows, d}};
-  if (kind == kGelu) {
-    n.op = Op::Gelu;
-  } else if (kind == kBiasAdd) {
-    n.op = Op::Add;
-    in.push_back({d});
-  } else {
-    n.op = Op::FusedElementwise;
-    n.prog = {{Op::Add, 2, 0, 1}, {Op::Gelu, 3, 2, 0}};
-    n.regs = 4;
-    in.push_back({d});
-  }
+  if (kind != kGelu) in.push_back({d});
+  testing::OneOp o(kind == kGelu ? Op::Gelu : kind == kBiasAdd ? Op::Add : Op::FusedElementwise, {rows, d}, in);
+  if (kind == kBiasGelu) o.params.elementwise = {{{Op::Add, 2, 0, 1}, {Op::Gelu, 3, 2, 0}}, 4};
   std::vector<testing::Tensor> t;
   for (size_t i = 0; i < in.size(); ++i) t.push_back(testing::make_tensor(in[i], 1 + i));
-  return Case(testing::OneNode(in, std::move(n)), std::move(t));
+  return Case(std::move(o), std::move(t));
 }
 
 void args(benchmark::internal::Benchmark* b) {
@@ -42,8 +32,8 @@ void BM_elementwise(benchmark::State& state) {
 }
 void BM_elementwise_reference(benchmark::State& state) {
   Case c = make_case(Kind(state.range(0)), state.range(1), state.range(2));
-  const ir::Node& node = c.graph.graph.at(c.graph.node);
-  bench::measure(state, c.bytes(), 0, [&] { elementwise_reference(node, c.args, c.out.data(), c.out_dims); });
+  const KernelParams& params = c.op.params;
+  bench::measure(state, c.bytes(), 0, [&] { elementwise_reference(params, c.args, c.out.data(), c.out_dims); });
 }
 BENCHMARK(BM_elementwise)->Apply(args);
 BENCHMARK(BM_elementwise_reference)->Apply(args);

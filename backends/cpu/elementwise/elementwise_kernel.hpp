@@ -74,9 +74,9 @@ void map_where(const Operand& c, const Operand& a, const Operand& b, float* dst,
 
 // dst[0, n) = op(a, b) (b ignored by unary ops; c read by where only).
 template <class A>
-void exec(ir::Op op, const Operand& a, const Operand& b, const Operand& c, float* dst, size_t n, bool exact_tail) {
+void exec(ops::Op op, const Operand& a, const Operand& b, const Operand& c, float* dst, size_t n, bool exact_tail) {
   using B = vfloat<A>;
-  using ir::Op;
+  using ops::Op;
   auto un = [&](auto f) { map<A>([f](const B& x, const B&) { return f(x); }, a, a, dst, n, exact_tail); };
   auto bin = [&](auto f) { map<A>(f, a, b, dst, n, exact_tail); };
   auto cmp = [&](auto f) { map<A>([f](const B& x, const B& y) { return vmath::as_float<decltype(x == y), B>(f(x, y)); }, a, b, dst, n, exact_tail); };
@@ -162,7 +162,7 @@ class ElementwiseKernel final : public Kernel {
   void run_segment(std::vector<Operand>& regs, float* temps, float* out, size_t n) const {
     const size_t last = prog_.code.size() - 1;
     for (size_t k = 0; k <= last; ++k) {
-      const ir::Instr& ins = prog_.code[k];
+      const ops::Instr& ins = prog_.code[k];
       const Operand a = ins.a < 0 ? Operand{nullptr, true, ins.imm} : regs[ins.a];
       const Operand b = ins.b < 0 ? Operand{nullptr, true, ins.imm} : regs[ins.b];
       const Operand c = ins.c < 0 ? Operand{nullptr, true, ins.imm} : regs[ins.c];
@@ -179,13 +179,12 @@ class ElementwiseKernel final : public Kernel {
 }  // namespace elementwise_detail
 
 template <class Arch>
-std::unique_ptr<Kernel> make_elementwise_for(const KernelSpec& spec) {
-  const ir::Node& node = spec.graph->at(spec.node);
-  Program prog = program_of(node);
+std::unique_ptr<Kernel> make_elementwise_for(const KernelParams& params) {
+  Program prog = program_of(params);
   internal_check(!prog.code.empty(), "elementwise kernel: empty program");
-  std::string name = node.op == ir::Op::FusedElementwise
+  std::string name = params.op == ops::Op::FusedElementwise
                          ? "fused_elementwise(" + std::to_string(prog.code.size()) + " ops)"
-                         : "elementwise:" + std::string(ir::op_name(node.op));
+                         : "elementwise:" + std::string(ops::op_name(params.op));
   return std::make_unique<elementwise_detail::ElementwiseKernel<Arch>>(std::move(prog), std::move(name));
 }
 

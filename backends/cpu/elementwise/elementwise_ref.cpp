@@ -10,8 +10,8 @@
 
 namespace rungs::backend::cpu {
 
-float eval_scalar(ir::Op op, float a, float b, float c) {
-  using ir::Op;
+float eval_scalar(ops::Op op, float a, float b, float c) {
+  using ops::Op;
   switch (op) {
     case Op::Add: return a + b;
     case Op::Sub: return a - b;
@@ -47,12 +47,12 @@ float eval_scalar(ir::Op op, float a, float b, float c) {
   return 0.f;
 }
 
-void elementwise_reference(const ir::Node& node, std::span<const TensorArg> in, float* out,
+void elementwise_reference(const KernelParams& params, std::span<const TensorArg> in, float* out,
                            const Dims& out_dims) {
-  const Program prog = program_of(node);
+  const Program prog = program_of(params);
   const int rank = out_dims.rank;
   std::vector<float> regs(prog.regs);
-  std::array<int64_t, ir::kMaxRank> idx{};
+  std::array<int64_t, ops::kMaxRank> idx{};
   const int64_t total = out_dims.numel();
   for (int64_t e = 0; e < total; ++e) {
     int64_t rest = e;

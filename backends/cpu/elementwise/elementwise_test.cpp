@@ -13,26 +13,19 @@ namespace rungs::backend::cpu {
 namespace {
 
 using namespace testing;
-using ir::Op;
-
-ir::Node op_node(Op op, Shape out) {
-  ir::Node n;
-  n.op = op;
-  n.shape = std::move(out);
-  return n;
-}
+using ops::Op;
 
 // Runs the node on `isa` and the reference; returns the worst error ratio.
-double check_node(const OneNode& g, Isa isa, const std::vector<Tensor>& ins, double rtol, double atol,
+double check_node(const OneOp& g, Isa isa, const std::vector<Tensor>& ins, double rtol, double atol,
                   int threads = 1, const Shape* run_shape = nullptr) {
   auto k = make_elementwise_kernel(g.spec(threads), isa);
   EXPECT_NE(k, nullptr);
   if (!k) return INFINITY;
   std::vector<TensorArg> args;
   for (const auto& t : ins) args.push_back(t.arg());
-  const Dims out = Dims::of(run_shape ? *run_shape : g.out_shape());
+  const Dims out = run_shape ? Dims::of(*run_shape) : g.params.out;
   std::vector<float> want(out.numel() + kSlackFloats);
-  elementwise_reference(g.graph.at(g.node), args, want.data(), out);
+  elementwise_reference(g.params, args, want.data(), out);
   want.resize(out.numel());
   return worst_ratio(run(*k, args, out, threads), want, rtol, atol);
 }
@@ -42,7 +35,7 @@ TEST(ElementwiseKernel, ReluEveryIsaAroundTheBatchWidth) {
   for (Isa isa : vector_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     for (int64_t n : tile_sizes(lanes(isa))) {
-      OneNode g({{n}}, op_node(Op::Relu, {n}));
+      OneOp g(Op::Relu, {n}, {{n}});
       auto x = make_tensor({n}, 1 + n);
       auto k = make_elementwise_kernel(g.spec(), isa);
       ASSERT_NE(k, nullptr);
@@ -53,9 +46,9 @@ TEST(ElementwiseKernel, ReluEveryIsaAroundTheBatchWidth) {
 }
 
 TEST(ElementwiseKernel, ScalarIsaIsLeftToTheReference) {
-  OneNode g({{4}}, op_node(Op::Relu, {4}));
+  OneOp g(Op::Relu, {4}, {{4}});
   EXPECT_EQ(make_elementwise_kernel(g.spec(), Isa::Scalar), nullptr);
-  OneNode sm({{4}}, op_node(Op::Softmax, {4}));
+  OneOp sm(Op::Softmax, {4}, {{4}});
   for (Isa isa : vector_isas()) EXPECT_EQ(make_elementwise_kernel(sm.spec(), isa), nullptr);
 }
 
@@ -67,7 +60,7 @@ TEST(ElementwiseKernel, EveryUnaryOpMatchesTheReference) {
       for (int64_t n : tile_sizes(lanes(isa))) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " op " + std::to_string(int(op)) + " n " + std::to_string(n));
         const bool positive = op == Op::Log || op == Op::Sqrt || op == Op::Rsqrt;
-        OneNode g({{3, n}}, op_node(op, {3, n}));
+        OneOp g(op, {3, n}, {{3, n}});
         auto x = make_tensor({3, n}, 7 + n, positive ? 0.01f : -9.f, positive ? 50.f : 9.f);
         EXPECT_LE(check_node(g, isa, {x}, 2e-6, 1e-6), 1.0);
       }
@@ -78,7 +71,7 @@ TEST(ElementwiseKernel, EveryUnaryOpMatchesTheReference) {
 TEST(ElementwiseKernel, GeluIsErfExactAcrossItsRange) {
   // Dense sweep of [-10, 10], where erf changes shape, against erf in double.
   const int64_t n = 20001;
-  OneNode g({{n}}, op_node(Op::Gelu, {n}));
+  OneOp g(Op::Gelu, {n}, {{n}});
   Tensor x = make_tensor({n}, 1);
   for (int64_t i = 0; i < n; ++i) x.data[i] = -10.f + 20.f * float(i) / float(n - 1);
   for (Isa isa : vector_isas()) {
@@ -114,14 +107,14 @@ std::vector<float> edge_values() {
 // reference has NaN, or the ulp count is huge).
 int64_t worst_ulps(Op op, Isa isa, const std::vector<float>& xs) {
   const auto n = static_cast<int64_t>(xs.size());
-  OneNode g({{n}}, op_node(op, {n}));
+  OneOp g(op, {n}, {{n}});
   Tensor x = make_tensor({n}, 1);
   std::copy(xs.begin(), xs.end(), x.data.begin());
   auto k = make_elementwise_kernel(g.spec(), isa);
   if (!k) return INT64_MAX;
   const auto got = run(*k, {x.arg()}, Dims::of({n}));
   std::vector<float> want(n + kSlackFloats);
-  elementwise_reference(g.graph.at(g.node), std::vector<TensorArg>{x.arg()}, want.data(), Dims::of({n}));
+  elementwise_reference(g.params, std::vector<TensorArg>{x.arg()}, want.data(), Dims::of({n}));
   int64_t worst = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (std::isnan(got[i]) || std::isnan(want[i])) {
@@ -134,7 +127,7 @@ int64_t worst_ulps(Op op, Isa isa, const std::vector<float>& xs) {
     const int64_t u = ulps(got[i], want[i]);
     if (u > worst) {
       worst = u;
-      if (u > 4) ADD_FAILURE() << ir::op_name(op) << "(" << xs[i] << ") got " << got[i] << " want " << want[i] << " (" << u << " ulp)";
+      if (u > 4) ADD_FAILURE() << ops::op_name(op) << "(" << xs[i] << ") got " << got[i] << " want " << want[i] << " (" << u << " ulp)";
     }
   }
   return worst;
@@ -169,7 +162,7 @@ TEST(ElementwiseKernel, SinAndCosStayAccurateToLargeArguments) {
   for (Isa isa : vector_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     for (Op op : {Op::Sin, Op::Cos}) {
-      SCOPED_TRACE(std::string(ir::op_name(op)));
+      SCOPED_TRACE(std::string(ops::op_name(op)));
       EXPECT_LE(worst_ulps(op, isa, xs), 4);
     }
   }
@@ -185,7 +178,7 @@ TEST(ElementwiseKernel, LogicalNotIsExactWithNanAndSignedZero) {
 // Every pair (a, b) of `as` x `bs` through a binary op, a and b as two contiguous inputs.
 void check_pairs(Op op, Isa isa, const std::vector<float>& as, const std::vector<float>& bs, double rtol) {
   const auto n = static_cast<int64_t>(as.size() * bs.size());
-  OneNode g({{n}, {n}}, op_node(op, {n}));
+  OneOp g(op, {n}, {{n}, {n}});
   Tensor a = make_tensor({n}, 1), b = make_tensor({n}, 2);
   for (size_t i = 0; i < as.size(); ++i)
     for (size_t j = 0; j < bs.size(); ++j) {
@@ -200,7 +193,7 @@ void check_pairs(Op op, Isa isa, const std::vector<float>& as, const std::vector
     const bool ok = std::isnan(want) ? std::isnan(got[e])
                     : rtol == 0 ? got[e] == want && std::signbit(got[e]) == std::signbit(want)
                                 : got[e] == want || std::fabs(double(got[e]) - want) <= rtol * std::fabs(double(want));
-    EXPECT_TRUE(ok) << ir::op_name(op) << "(" << a.data[e] << ", " << b.data[e] << ") got " << got[e] << " want " << want;
+    EXPECT_TRUE(ok) << ops::op_name(op) << "(" << a.data[e] << ", " << b.data[e] << ") got " << got[e] << " want " << want;
   }
 }
 
@@ -241,12 +234,12 @@ TEST(ElementwiseKernel, PowOverItsRangeAndWithScalarExponents) {
   for (Isa isa : vector_isas()) {
     for (int64_t n : tile_sizes(lanes(isa))) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " n " + std::to_string(n));
-      OneNode g({{3, n}, {3, n}}, op_node(Op::Pow, {3, n}));
+      OneOp g(Op::Pow, {3, n}, {{3, n}, {3, n}});
       auto x = make_tensor({3, n}, 20 + n, 0.f, 30.f), y = make_tensor({3, n}, 21 + n, -6.f, 6.f);
       EXPECT_LE(check_node(g, isa, {x, y}, 4e-6, 0), 1.0);
       for (float e : {2.f, 0.5f, 1.f, 3.f, -1.f}) {
         SCOPED_TRACE("exponent " + std::to_string(e));
-        OneNode gs({{3, n}, {1}}, op_node(Op::Pow, {3, n}));
+        OneOp gs(Op::Pow, {3, n}, {{3, n}, {1}});
         auto xs = make_tensor({3, n}, 22 + n, -30.f, 30.f);
         for (size_t i = 0; i < xs.data.size(); i += 7) xs.data[i] = edge_values()[i / 7 % edge_values().size()];
         Tensor ys = make_tensor({1}, 1);
@@ -269,7 +262,7 @@ TEST(ElementwiseKernel, WhereBroadcastsThreeWaysAndReadsNanAsTrue) {
   for (Isa isa : vector_isas()) {
     for (const auto& c : cases) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(c.c) + " " + shape_str(c.a) + " " + shape_str(c.b));
-      OneNode g({c.c, c.a, c.b}, op_node(Op::Where, c.out));
+      OneOp g(Op::Where, c.out, {c.c, c.a, c.b});
       auto cond = make_tensor(c.c, 3, -1.f, 1.f), a = make_tensor(c.a, 4), b = make_tensor(c.b, 5);
       for (size_t i = 0; i < cond.data.size(); i += 3) cond.data[i] = 0.f;  // zeros, NaNs, -0
       for (size_t i = 1; i < cond.data.size(); i += 5) cond.data[i] = kNan;
@@ -288,8 +281,8 @@ TEST(ElementwiseKernel, FusedProgramsWithTheNewOps) {
   for (Isa isa : vector_isas()) {
     for (int64_t n : tile_sizes(lanes(isa))) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " n " + std::to_string(n));
-      ir::Node p = op_node(Op::FusedElementwise, {4, n});
-      p.prog = {
+      OneOp g(Op::FusedElementwise, {4, n}, {{4, n}, {n}});
+      g.params.elementwise.code = {
           {Op::Less, 2, 0, -1, 0.5f},        // r2 = x < 0.5
           {Op::Pow, 3, 0, -1, 2.f},          // r3 = x^2
           {Op::Erf, 4, 0, 0},                // r4 = erf(x)
@@ -300,8 +293,7 @@ TEST(ElementwiseKernel, FusedProgramsWithTheNewOps) {
           {Op::Where, 9, 8, -1, -1e4f, 5},   // r9 = r8 ? -1e4 : r5
           {Op::Cos, 10, 9, 0},               // r10 = cos(r9)
       };
-      p.regs = 11;
-      OneNode g({{4, n}, {n}}, std::move(p));
+      g.params.elementwise.regs = 11;
       auto x = make_tensor({4, n}, 30 + n), y = make_tensor({n}, 31 + n, -1.f, 1.f);
       for (size_t i = 0; i < y.data.size(); i += 2) y.data[i] = 0.f;
       EXPECT_LE(check_node(g, isa, {x, y}, 1e-6, 1e-6), 1.0);
@@ -326,7 +318,7 @@ TEST(ElementwiseKernel, BinaryOpsBroadcastLikeNumpy) {
     for (const auto& c : cases) {
       for (Op op : ops) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(c.a) + " op " + std::to_string(int(op)) + " " + shape_str(c.b));
-        OneNode g({c.a, c.b}, op_node(op, c.out));
+        OneOp g(op, c.out, {c.a, c.b});
         auto a = make_tensor(c.a, 3), b = make_tensor(c.b, 4, 0.5f, 4.f);
         EXPECT_LE(check_node(g, isa, {a, b}, 1e-6, 0), 1.0);
       }
@@ -334,18 +326,19 @@ TEST(ElementwiseKernel, BinaryOpsBroadcastLikeNumpy) {
   }
 }
 
-// A FusedElementwise program: out = gelu(x * 0.5 + bias) - (2 / x) with a temporary reused.
-ir::Node fused_program(Shape out) {
-  ir::Node n = op_node(Op::FusedElementwise, std::move(out));
-  n.prog = {
+// A FusedElementwise program on x [out] and bias [out.back()]: out = gelu(x * 0.5 + bias) - (2 / x)
+// with a temporary reused.
+OneOp fused_program(const Shape& out) {
+  OneOp o(Op::FusedElementwise, out, {out, {out.back()}});
+  o.params.elementwise.code = {
       {Op::Mul, 2, 0, -1, 0.5f},  // r2 = x * 0.5
       {Op::Add, 2, 2, 1},         // r2 = r2 + bias
       {Op::Gelu, 3, 2, 0},        // r3 = gelu(r2)
       {Op::Div, 4, -1, 0, 2.f},   // r4 = 2 / x
       {Op::Sub, 5, 3, 4},         // r5 = r3 - r4
   };
-  n.regs = 6;
-  return n;
+  o.params.elementwise.regs = 6;
+  return o;
 }
 
 TEST(ElementwiseKernel, FusedProgramsMatchTheReference) {
@@ -353,7 +346,7 @@ TEST(ElementwiseKernel, FusedProgramsMatchTheReference) {
     for (int64_t n : tile_sizes(lanes(isa))) {
       for (int64_t rows : ladder_extents()) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " rows " + std::to_string(rows) + " n " + std::to_string(n));
-        OneNode g({{rows, n}, {n}}, fused_program({rows, n}));
+        OneOp g = fused_program({rows, n});
         auto x = make_tensor({rows, n}, 11, 0.5f, 3.f), bias = make_tensor({n}, 12);
         EXPECT_LE(check_node(g, isa, {x, bias}, 2e-6, 1e-6), 1.0);
       }
@@ -365,7 +358,7 @@ TEST(ElementwiseKernel, LongRowsCrossBlockBoundaries) {
   for (Isa isa : vector_isas()) {
     for (int64_t n : {511, 512, 513, 1500, 3072}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " n " + std::to_string(n));
-      OneNode g({{3, n}, {n}}, fused_program({3, n}));
+      OneOp g = fused_program({3, n});
       auto x = make_tensor({3, n}, 11, 0.5f, 3.f), bias = make_tensor({n}, 12);
       EXPECT_LE(check_node(g, isa, {x, bias}, 2e-6, 1e-6), 1.0);
     }
@@ -374,7 +367,7 @@ TEST(ElementwiseKernel, LongRowsCrossBlockBoundaries) {
 
 TEST(ElementwiseKernel, RuntimeDimsSmallerThanCompiled) {
   // Compiled for 256 rows, run at the active extents 1, 9, 100.
-  OneNode g({{256, 48}, {48}}, fused_program({256, 48}));
+  OneOp g = fused_program({256, 48});
   for (Isa isa : vector_isas()) {
     for (int64_t rows : {1, 9, 100}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " rows " + std::to_string(rows));
@@ -389,7 +382,7 @@ TEST(ElementwiseKernel, ThreadsGiveTheSameBitsAsOneThread) {
   for (Isa isa : vector_isas()) {
     for (Shape s : {Shape{256, 3072}, Shape{1, 1 << 18}, Shape{4096, 7}}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(s));
-      OneNode g({s, {s.back()}}, fused_program(s));
+      OneOp g = fused_program(s);
       auto x = make_tensor(s, 8, 0.5f, 3.f), bias = make_tensor({s.back()}, 9);
       auto k1 = make_elementwise_kernel(g.spec(1), isa);
       auto k3 = make_elementwise_kernel(g.spec(3), isa);

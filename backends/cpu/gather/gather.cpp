@@ -14,9 +14,9 @@ std::optional<int64_t> gather_row(float id, int64_t rows) {
   return static_cast<int64_t>(r);
 }
 
-std::unique_ptr<Kernel> make_gather_kernel(const KernelSpec& spec, Isa isa) {
-  if (spec.graph->at(spec.node).op != ir::Op::Gather) return nullptr;
-  return dispatch_isa(isa, [&]<class A>() { return make_gather_for<A>(spec); });
+std::unique_ptr<Kernel> make_gather_kernel(const KernelParams& params, Isa isa) {
+  if (params.op != ops::Op::Gather) return nullptr;
+  return dispatch_isa(isa, [&]<class A>() { return make_gather_for<A>(params); });
 }
 
 }  // namespace rungs::backend::cpu

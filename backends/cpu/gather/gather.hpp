@@ -23,7 +23,7 @@ std::optional<int64_t> gather_row(float id, int64_t rows);
 void gather_reference(const TensorArg& table, const TensorArg& ids, float* out);
 
 template <class Arch>
-std::unique_ptr<Kernel> make_gather_for(const KernelSpec& spec);
-std::unique_ptr<Kernel> make_gather_kernel(const KernelSpec& spec, Isa isa);
+std::unique_ptr<Kernel> make_gather_for(const KernelParams& params);
+std::unique_ptr<Kernel> make_gather_kernel(const KernelParams& params, Isa isa);
 
 }  // namespace rungs::backend::cpu

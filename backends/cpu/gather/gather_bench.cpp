@@ -12,10 +12,7 @@ using Format = PrecisionPolicy::Format;
 constexpr int64_t kVocab = 32000;
 
 bench::Case make_case(int64_t rows, int64_t d) {
-  ir::Node n;
-  n.op = ir::Op::Gather;
-  n.shape = {rows, d};
-  return bench::Case(testing::OneNode({{kVocab, d}, {rows}}, std::move(n), {ir::Op::Param, ir::Op::Input}),
+  return bench::Case(testing::OneOp(ops::Op::Gather, {rows, d}, {{kVocab, d}, {rows}}, {Source::Param, Source::Activation}),
                      {testing::make_tensor({kVocab, d}, 1), testing::make_tensor({rows}, 2, 0.f, kVocab - 1.f)});
 }
 
@@ -27,7 +24,7 @@ void args(benchmark::internal::Benchmark* b) {
 void BM_gather(benchmark::State& state) {
   const auto f = Format(state.range(0));
   auto c = make_case(state.range(1), state.range(2));
-  auto k = make_gather_kernel(c.graph.spec(1, PrecisionPolicy{f}), active_isa());
+  auto k = make_gather_kernel(c.op.spec(1, PrecisionPolicy{f}), active_isa());
   if (k->owns_weight(0)) {
     k->set_weight(0, std::span<const float>(c.inputs[0].data.data(), c.inputs[0].numel()));
     c.args[0].data = nullptr;

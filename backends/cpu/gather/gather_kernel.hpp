@@ -101,13 +101,12 @@ class GatherKernel final : public Kernel {
 }  // namespace gather_detail
 
 template <class Arch>
-std::unique_ptr<Kernel> make_gather_for(const KernelSpec& spec) {
+std::unique_ptr<Kernel> make_gather_for(const KernelParams& params) {
   using gather_detail::Format;
-  const ir::Node& node = spec.graph->at(spec.node);
-  const ir::Node& table = spec.graph->at(node.in[0]);
-  const bool owned = table.op == ir::Op::Param && spec.policy.weights != Format::F32;
-  return std::make_unique<gather_detail::GatherKernel<Arch>>(owned, spec.policy.weights, table.shape[0],
-                                                            table.shape[1]);
+  const InputParams& table = params.inputs[0];
+  const bool owned = table.source == Source::Param && params.policy.weights != Format::F32;
+  return std::make_unique<gather_detail::GatherKernel<Arch>>(owned, params.policy.weights, table.dims[0],
+                                                            table.dims[1]);
 }
 
 }  // namespace rungs::backend::cpu

@@ -14,12 +14,10 @@ namespace {
 using namespace testing;
 using Format = PrecisionPolicy::Format;
 
-OneNode gather_graph(int64_t v, int64_t d, const Shape& ids, ir::Op table_op) {
-  ir::Node n;
-  n.op = ir::Op::Gather;
-  n.shape = ids;
-  n.shape.push_back(d);
-  return OneNode({{v, d}, ids}, std::move(n), {table_op, ir::Op::Input});
+OneOp gather_op(int64_t v, int64_t d, const Shape& ids, Source table) {
+  Shape out = ids;
+  out.push_back(d);
+  return OneOp(ops::Op::Gather, out, {{v, d}, ids}, {table, Source::Activation});
 }
 
 PrecisionPolicy policy_of(Format f) { return PrecisionPolicy{f}; }
@@ -44,7 +42,7 @@ Tensor ids_for(const Shape& s, int64_t v) {
 
 void expect_gather(Isa isa, Format f, int64_t v, int64_t d, const Shape& ids_shape, int threads = 1) {
   SCOPED_TRACE(std::string(isa_name(isa)) + " format " + std::to_string(int(f)) + " d " + std::to_string(d));
-  OneNode g = gather_graph(v, d, ids_shape, ir::Op::Param);
+  OneOp g = gather_op(v, d, ids_shape, Source::Param);
   auto k = make_gather_kernel(g.spec(threads, policy_of(f)), isa);
   ASSERT_NE(k, nullptr);
   Tensor table = make_tensor({v, d}, 2, -100.f, 100.f);
@@ -75,7 +73,7 @@ TEST(GatherKernel, EveryFormatAroundTheBatchWidth) {
 
 TEST(GatherKernel, OutOfRangeAndNanIdsGiveZeroRows) {
   for (Isa isa : vector_isas()) {
-    OneNode g = gather_graph(4, 3, {5}, ir::Op::Input);
+    OneOp g = gather_op(4, 3, {5}, Source::Activation);
     auto k = make_gather_kernel(g.spec(), isa);
     Tensor table = make_tensor({4, 3}, 1, 1.f, 2.f);  // no zeros in the table
     Tensor ids = make_tensor({5}, 1);
@@ -95,7 +93,7 @@ TEST(GatherKernel, HalfWideningKeepsSpecialValues) {
   const int64_t d = std::size(values);
   for (Isa isa : vector_isas())
     for (Format f : {Format::BF16, Format::F16}) {
-      OneNode g = gather_graph(1, d, {1}, ir::Op::Param);
+      OneOp g = gather_op(1, d, {1}, Source::Param);
       auto k = make_gather_kernel(g.spec(1, policy_of(f)), isa);
       k->set_weight(0, values);
       Tensor ids = make_tensor({1}, 1);

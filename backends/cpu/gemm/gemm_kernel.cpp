@@ -95,8 +95,6 @@ std::string_view act_suffix(Activation act) {
   return "";
 }
 
-int64_t numel(const Shape& s) { return Dims::of(s).numel(); }
-
 int64_t product(const int64_t* d, int n) {
   int64_t p = 1;
   for (int i = 0; i < n; ++i) p *= d[i];
@@ -106,9 +104,9 @@ int64_t product(const int64_t* d, int n) {
 // Maps an output batch index to the (broadcast) batch indices of a and b.
 struct BatchMap {
   int rank = 0;  // output batch rank
-  int64_t out[ir::kMaxRank]{};
-  int64_t a_stride[ir::kMaxRank]{};  // 0 where a broadcasts
-  int64_t b_stride[ir::kMaxRank]{};
+  int64_t out[ops::kMaxRank]{};
+  int64_t a_stride[ops::kMaxRank]{};  // 0 where a broadcasts
+  int64_t b_stride[ops::kMaxRank]{};
 
   static void strides(const int64_t* dims, int rank, int out_rank, int64_t* stride) {
     int64_t s = 1;
@@ -139,7 +137,7 @@ struct BatchMap {
 
 class GemmKernel final : public Kernel {
  public:
-  static std::unique_ptr<Kernel> create(const KernelSpec& spec, Isa isa);
+  static std::unique_ptr<Kernel> create(const KernelParams& params, Isa isa);
 
   void run(const RunContext& ctx, std::span<const TensorArg> in, float* out,
            const Dims& out_dims) const override;
@@ -169,44 +167,43 @@ class GemmKernel final : public Kernel {
   std::string name_;
 };
 
-std::unique_ptr<Kernel> GemmKernel::create(const KernelSpec& spec, Isa isa) {
-  const ir::GraphImpl& graph = *spec.graph;
-  const ir::Node& node = graph.at(spec.node);
-  if (node.op != ir::Op::MatMul && node.op != ir::Op::FusedMatMul) return nullptr;
+std::unique_ptr<Kernel> GemmKernel::create(const KernelParams& params, Isa isa) {
+  if (params.op != ops::Op::MatMul && params.op != ops::Op::FusedMatMul) return nullptr;
   const IsaGemm* g = isa_gemm(isa);
-  if (g == nullptr || node.in.size() < 2) return nullptr;
-  const ir::Node& a = graph.at(node.in[0]);
-  const ir::Node& b = graph.at(node.in[1]);
-  const Shape& out = node.shape;
-  if (a.shape.size() < 2 || b.shape.size() < 2 || out.size() < 2) return nullptr;
-  const int64_t k = a.shape.back(), n = b.shape.back();
-  if (b.shape[b.shape.size() - 2] != k || out.back() != n) return nullptr;
+  const std::vector<InputParams>& ins = params.inputs;
+  if (g == nullptr || ins.size() < 2) return nullptr;
+  const InputParams& a = ins[0];
+  const InputParams& b = ins[1];
+  const Dims& out = params.out;
+  if (a.dims.rank < 2 || b.dims.rank < 2 || out.rank < 2) return nullptr;
+  const int64_t k = a.dims.last(), n = b.dims.last();
+  if (b.dims[b.dims.rank - 2] != k || out.last() != n) return nullptr;
 
   auto kernel = std::make_unique<GemmKernel>();
   kernel->g_ = g;
   kernel->k_ = k;
   kernel->n_ = n;
-  kernel->b_dims_ = Dims::of(b.shape);
+  kernel->b_dims_ = b.dims;
   kernel->b_batches_ = product(kernel->b_dims_.d.data(), kernel->b_dims_.rank - 2);
-  kernel->flat_ = b.shape.size() == 2;
-  kernel->b_param_ = b.op == ir::Op::Param;
-  if (node.op == ir::Op::FusedMatMul) {
-    const ir::Epilogue& epi = node.epi;
+  kernel->flat_ = b.dims.rank == 2;
+  kernel->b_param_ = b.source == Source::Param;
+  if (params.op == ops::Op::FusedMatMul) {
+    const ops::Epilogue& epi = params.epilogue;
     kernel->act_ = epi.act;
     size_t next = 2;
     if (epi.bias) {
-      if (node.in.size() <= next || numel(graph.at(node.in[next]).shape) != n) return nullptr;
+      if (ins.size() <= next || ins[next].dims.numel() != n) return nullptr;
       kernel->bias_in_ = static_cast<int>(next++);
     }
     if (epi.residual) {
-      if (node.in.size() <= next || graph.at(node.in.back()).shape != out) return nullptr;
-      kernel->res_in_ = static_cast<int>(node.in.size() - 1);
+      if (ins.size() <= next || !(ins.back().dims == out)) return nullptr;
+      kernel->res_in_ = static_cast<int>(ins.size() - 1);
     }
   }
-  kernel->format_ = kernel->b_param_ ? format_of(spec.policy) : Format::F32;
+  kernel->format_ = kernel->b_param_ ? format_of(params.policy) : Format::F32;
   kernel->layout_ = PackLayout{k, n, g->nr, kernel->format_};
   kernel->blocking_ = choose_blocking(k, *g, kernel->format_);
-  if (b.op == ir::Op::Constant && b.data) {
+  if (b.source == Source::Constant && b.data) {
     kernel->packed_ = pack_shared(*b.data, kernel->layout_, kernel->b_batches_);
   }
 
@@ -313,8 +310,8 @@ void GemmKernel::run(const RunContext& ctx, std::span<const TensorArg> in, float
 }  // namespace
 }  // namespace gemm
 
-std::unique_ptr<Kernel> make_gemm_kernel(const KernelSpec& spec, Isa isa) {
-  return gemm::GemmKernel::create(spec, isa);
+std::unique_ptr<Kernel> make_gemm_kernel(const KernelParams& params, Isa isa) {
+  return gemm::GemmKernel::create(params, isa);
 }
 
 }  // namespace rungs::backend::cpu

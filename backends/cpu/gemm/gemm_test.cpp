@@ -90,9 +90,14 @@ struct Case {
 };
 
 struct Built {
-  ir::GraphImpl graph;
-  uint32_t node = 0;
+  KernelParams params;
   Shape out;
+  KernelParams spec(PrecisionPolicy policy, int threads) const {
+    KernelParams p = params;
+    p.policy = policy;
+    p.threads = threads;
+    return p;
+  }
 };
 
 Built build(const Case& c) {
@@ -102,15 +107,14 @@ Built build(const Case& c) {
   if (c.b.size() == 2) out.assign(c.a.begin(), c.a.end() - 1);  // [..., M]
   else out.push_back(c.a[c.a.size() - 2]);
   out.push_back(n);
-  ir::Node a{.op = ir::Op::Input, .shape = c.a, .name = "a"};
-  ir::Node b{.op = c.b_param ? ir::Op::Param : ir::Op::Input, .shape = c.b, .name = "b"};
-  std::vector<uint32_t> in{g.graph.add(a), g.graph.add(b)};
-  if (c.bias) in.push_back(g.graph.add(ir::Node{.op = ir::Op::Param, .shape = {n}, .name = "bias"}));
-  if (c.residual) in.push_back(g.graph.add(ir::Node{.op = ir::Op::Input, .shape = out, .name = "res"}));
-  ir::Node mm{.op = c.bias || c.residual || c.act != Activation::None ? ir::Op::FusedMatMul : ir::Op::MatMul,
-              .in = in, .shape = out};
-  mm.epi = ir::Epilogue{c.bias, c.act, c.residual};
-  g.node = g.graph.add(mm);
+  KernelParams& p = g.params;
+  p.op = c.bias || c.residual || c.act != Activation::None ? ops::Op::FusedMatMul : ops::Op::MatMul;
+  p.out = Dims::of(out);
+  p.inputs.push_back({Dims::of(c.a), Source::Activation, nullptr});
+  p.inputs.push_back({Dims::of(c.b), c.b_param ? Source::Param : Source::Activation, nullptr});
+  if (c.bias) p.inputs.push_back({Dims::of({n}), Source::Param, nullptr});
+  if (c.residual) p.inputs.push_back({Dims::of(out), Source::Activation, nullptr});
+  p.epilogue = ops::Epilogue{c.bias, c.act, c.residual};
   g.out = out;
   return g;
 }
@@ -134,8 +138,7 @@ float round_to(float x, PrecisionPolicy p) {
 Result run_case(const Case& c, Isa isa, int threads = 1, Shape a_run = {}) {
   Built g = build(c);
   if (a_run.empty()) a_run = c.a;
-  const KernelSpec spec{&g.graph, g.node, c.policy, threads};
-  std::unique_ptr<Kernel> kernel = make_gemm_kernel(spec, isa);
+  std::unique_ptr<Kernel> kernel = make_gemm_kernel(g.spec(c.policy, threads), isa);
   EXPECT_NE(kernel, nullptr);
   if (!kernel) return {};
 
@@ -358,7 +361,7 @@ TEST_P(GemmIsa, HalfWeightsDecodeExactlyAndStayWithinTheirPrecision) {
 TEST_P(GemmIsa, HalfWeightsKeepInfAndSubnormals) {
   // f16 decode handles exponent 0 and 31: multiply by a one-hot A row to read single weights.
   Built g = build({.a = {1, 4}, .b = {4, 16}, .policy = PrecisionPolicy::f16_weights()});
-  std::unique_ptr<Kernel> kernel = make_gemm_kernel({&g.graph, g.node, PrecisionPolicy::f16_weights(), 1}, GetParam());
+  std::unique_ptr<Kernel> kernel = make_gemm_kernel(g.spec(PrecisionPolicy::f16_weights(), 1), GetParam());
   std::vector<float> b(64, 0.f);
   b[0] = 70000.f;        // overflows f16 -> inf
   b[1] = -3e-6f;         // f16 subnormal
@@ -383,9 +386,9 @@ TEST(Gemm, PackedWeightsAreSharedAcrossKernels) {
   const size_t before = shared_packed_count();
   Built g8 = build({.a = {8, 64}, .b = {64, 96}});
   Built g32 = build({.a = {32, 64}, .b = {64, 96}, .bias = true});  // another bucket, same weight
-  auto k8 = make_gemm_kernel({&g8.graph, g8.node, PrecisionPolicy::f32(), 1}, isa);
-  auto k32 = make_gemm_kernel({&g32.graph, g32.node, PrecisionPolicy::f32(), 1}, isa);
-  auto k16 = make_gemm_kernel({&g32.graph, g32.node, PrecisionPolicy::bf16_weights(), 1}, isa);
+  auto k8 = make_gemm_kernel(g8.spec(PrecisionPolicy::f32(), 1), isa);
+  auto k32 = make_gemm_kernel(g32.spec(PrecisionPolicy::f32(), 1), isa);
+  auto k16 = make_gemm_kernel(g32.spec(PrecisionPolicy::bf16_weights(), 1), isa);
   const std::vector<float> w = random_values(64 * 96, 7);
   k8->set_weight(1, w);
   k32->set_weight(1, w);
@@ -410,14 +413,13 @@ TEST(Gemm, PackedWeightsAreSharedAcrossKernels) {
 TEST(Gemm, ConstantBIsPackedAtCompileTime) {
   const std::vector<Isa> isas = vector_isas();
   if (isas.empty()) GTEST_SKIP() << "no vector ISA";
-  ir::GraphImpl graph;
   const auto w = random_values(8 * 5, 3);
-  const uint32_t a = graph.add(ir::Node{.op = ir::Op::Input, .shape = {3, 8}, .name = "a"});
-  ir::Node cn{.op = ir::Op::Constant, .shape = {8, 5}};
-  cn.data = std::make_shared<const std::vector<float>>(w);
-  const uint32_t b = graph.add(cn);
-  const uint32_t mm = graph.add(ir::Node{.op = ir::Op::MatMul, .in = {a, b}, .shape = {3, 5}});
-  auto kernel = make_gemm_kernel({&graph, mm, PrecisionPolicy::f32(), 1}, isas.front());
+  KernelParams mm;
+  mm.op = ops::Op::MatMul;
+  mm.out = Dims::of({3, 5});
+  mm.inputs = {{Dims::of({3, 8}), Source::Activation, nullptr},
+               {Dims::of({8, 5}), Source::Constant, std::make_shared<const std::vector<float>>(w)}};
+  auto kernel = make_gemm_kernel(mm, isas.front());
   ASSERT_NE(kernel, nullptr);
   EXPECT_FALSE(kernel->owns_weight(1));
   const auto x = random_values(3 * 8 + kSlack, 4);
@@ -433,13 +435,16 @@ TEST(Gemm, FactoryTakesOnlyMatMulsAndNamesTheKernel) {
   if (isas.empty()) GTEST_SKIP() << "no vector ISA";
   Built g = build({.a = {4, 8}, .b = {8, 8}, .bias = true, .act = Activation::Gelu, .residual = true,
                    .policy = PrecisionPolicy::bf16_weights()});
-  auto kernel = make_gemm_kernel({&g.graph, g.node, PrecisionPolicy::bf16_weights(), 1}, isas.front());
+  auto kernel = make_gemm_kernel(g.spec(PrecisionPolicy::bf16_weights(), 1), isas.front());
   ASSERT_NE(kernel, nullptr);
   EXPECT_EQ(kernel->describe(), "gemm[" + std::string(isa_name(isas.front())) + "]+bias+gelu+residual+bf16");
   EXPECT_TRUE(kernel->owns_weight(1));
   EXPECT_FALSE(kernel->owns_weight(0));
-  EXPECT_EQ(make_gemm_kernel({&g.graph, 0, PrecisionPolicy::f32(), 1}, isas.front()), nullptr) << "an Input node";
-  EXPECT_EQ(make_gemm_kernel({&g.graph, g.node, PrecisionPolicy::f32(), 1}, Isa::Scalar), nullptr);
+  KernelParams input;
+  input.op = ops::Op::Input;
+  input.out = Dims::of({4, 8});
+  EXPECT_EQ(make_gemm_kernel(input, isas.front()), nullptr) << "an Input node";
+  EXPECT_EQ(make_gemm_kernel(g.spec(PrecisionPolicy::f32(), 1), Isa::Scalar), nullptr);
 }
 
 TEST(CpuIsa, ForcingEachAvailableIsa) {

@@ -98,8 +98,8 @@ class NormKernel final : public Kernel {
 }  // namespace norm_detail
 
 template <class Arch>
-std::unique_ptr<Kernel> make_norm_for(const KernelSpec& spec) {
-  return std::make_unique<norm_detail::NormKernel<Arch>>(norm_params(spec.graph->at(spec.node)));
+std::unique_ptr<Kernel> make_norm_for(const KernelParams& params) {
+  return std::make_unique<norm_detail::NormKernel<Arch>>(params.norm);
 }
 
 }  // namespace rungs::backend::cpu

@@ -9,26 +9,26 @@ namespace rungs::backend::cpu {
 namespace {
 
 using namespace testing;
-using ir::Op;
+using ops::Op;
 
 // x (or a, b), gamma, [beta] for a node of kind `op` (FusedAddNorm: `norm`) on [rows, d].
 struct NormCase {
-  OneNode graph;
+  OneOp op;
   std::vector<Tensor> inputs;
 };
 
 NormCase make_case(Op op, Op norm, const Shape& compiled, const Shape& run_shape) {
-  ir::Node n;
-  n.op = op;
-  n.norm = norm;
-  n.shape = compiled;
-  n.eps = norm == Op::RmsNorm ? 1e-6f : 1e-5f;
   const int64_t d = compiled.back();
   std::vector<Shape> shapes{compiled};
   if (op == Op::FusedAddNorm) shapes.push_back(compiled);
   shapes.push_back({d});
   if (norm == Op::LayerNorm) shapes.push_back({d});
-  NormCase c{OneNode(shapes, std::move(n)), {}};
+  NormCase c{OneOp(op, compiled, shapes), {}};
+  NormParams& p = c.op.params.norm;
+  p.rms = norm == Op::RmsNorm;
+  p.add = op == Op::FusedAddNorm;
+  p.has_beta = !p.rms;
+  p.eps = p.rms ? 1e-6f : 1e-5f;
   c.inputs.push_back(make_tensor(run_shape, 1, -2.f, 6.f));  // offset mean: centring matters
   if (op == Op::FusedAddNorm) c.inputs.push_back(make_tensor(run_shape, 2));
   c.inputs.push_back(make_tensor({d}, 3, 0.5f, 1.5f));
@@ -37,14 +37,14 @@ NormCase make_case(Op op, Op norm, const Shape& compiled, const Shape& run_shape
 }
 
 double check(Isa isa, const NormCase& c, const Shape& run_shape, int threads = 1) {
-  auto k = make_norm_kernel(c.graph.spec(threads), isa);
+  auto k = make_norm_kernel(c.op.spec(threads), isa);
   EXPECT_NE(k, nullptr);
   if (!k) return INFINITY;
   std::vector<TensorArg> args;
   for (const auto& t : c.inputs) args.push_back(t.arg());
   const Dims out = Dims::of(run_shape);
   std::vector<float> want(out.numel());
-  norm_reference(norm_params(c.graph.graph.at(c.graph.node)), args, want.data(), out);
+  norm_reference(c.op.params.norm, args, want.data(), out);
   return worst_ratio(run(*k, args, out, threads), want, 1e-5, 1e-5);
 }
 
@@ -96,7 +96,7 @@ TEST(NormKernel, ConstantRowsGiveExactlyBeta) {
         for (int64_t j = 0; j < d; ++j) c.inputs[0].data[r * d + j] = values[r];
       std::vector<TensorArg> args;
       for (const auto& t : c.inputs) args.push_back(t.arg());
-      auto k = make_norm_kernel(c.graph.spec(1), isa);
+      auto k = make_norm_kernel(c.op.spec(1), isa);
       ASSERT_NE(k, nullptr);
       const std::vector<float> y = run(*k, args, Dims::of(s), 1);
       for (int64_t r = 0; r < 3; ++r)
@@ -113,7 +113,7 @@ TEST(NormKernel, ThreadsGiveTheSameBitsAsOneThread) {
       NormCase c = make_case(op, norm, s, s);
       std::vector<TensorArg> args;
       for (const auto& t : c.inputs) args.push_back(t.arg());
-      auto k1 = make_norm_kernel(c.graph.spec(1), isa), k3 = make_norm_kernel(c.graph.spec(3), isa);
+      auto k1 = make_norm_kernel(c.op.spec(1), isa), k3 = make_norm_kernel(c.op.spec(3), isa);
       EXPECT_EQ(run(*k1, args, Dims::of(s), 1), run(*k3, args, Dims::of(s), 3));
     }
   }

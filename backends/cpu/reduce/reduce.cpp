@@ -8,10 +8,6 @@
 
 namespace rungs::backend::cpu {
 
-ReduceKind reduce_kind(ir::Op op) {
-  return op == ir::Op::ReduceSum ? ReduceKind::Sum : op == ir::Op::ReduceMean ? ReduceKind::Mean : ReduceKind::Max;
-}
-
 ReducePlan plan_reduce(const Dims& in, std::span<const int64_t> axes) {
   std::vector<uint8_t> is_reduced(in.rank, 0);
   for (int64_t a : axes) is_reduced[a < 0 ? a + in.rank : a] = 1;
@@ -53,10 +49,10 @@ std::vector<int64_t> reduce_offsets(const ReducePlan& p, size_t groups, bool pic
   return offs;
 }
 
-std::unique_ptr<Kernel> make_reduce_kernel(const KernelSpec& spec, Isa isa) {
-  const ir::Op op = spec.graph->at(spec.node).op;
-  if (op != ir::Op::ReduceSum && op != ir::Op::ReduceMean && op != ir::Op::ReduceMax) return nullptr;
-  return dispatch_isa(isa, [&]<class A>() { return make_reduce_for<A>(spec); });
+std::unique_ptr<Kernel> make_reduce_kernel(const KernelParams& params, Isa isa) {
+  const ops::Op op = params.op;
+  if (op != ops::Op::ReduceSum && op != ops::Op::ReduceMean && op != ops::Op::ReduceMax) return nullptr;
+  return dispatch_isa(isa, [&]<class A>() { return make_reduce_for<A>(params); });
 }
 
 }  // namespace rungs::backend::cpu

@@ -19,9 +19,6 @@
 
 namespace rungs::backend::cpu {
 
-enum class ReduceKind { Sum, Mean, Max };
-ReduceKind reduce_kind(ir::Op op);  // of ReduceSum, ReduceMean, ReduceMax
-
 // The collapsed view of one run: groups outermost first.
 struct ReducePlan {
   std::vector<int64_t> size, stride;  // per group, stride in input elements
@@ -37,7 +34,7 @@ std::vector<int64_t> reduce_offsets(const ReducePlan& p, size_t groups, bool pic
 void reduce_reference(ReduceKind kind, std::span<const int64_t> axes, const TensorArg& x, float* out);
 
 template <class Arch>
-std::unique_ptr<Kernel> make_reduce_for(const KernelSpec& spec);
-std::unique_ptr<Kernel> make_reduce_kernel(const KernelSpec& spec, Isa isa);
+std::unique_ptr<Kernel> make_reduce_for(const KernelParams& params);
+std::unique_ptr<Kernel> make_reduce_kernel(const KernelParams& params, Isa isa);
 
 }  // namespace rungs::backend::cpu

@@ -8,11 +8,9 @@ namespace rungs::backend::cpu {
 namespace {
 
 bench::Case make_case(int64_t axis, int64_t rows, int64_t d) {
-  ir::Node n;
-  n.op = ir::Op::ReduceMean;
-  n.shape = axis == 1 ? Shape{rows} : Shape{d};
-  n.ints = {axis};
-  return bench::Case(testing::OneNode({{rows, d}}, std::move(n)), {testing::make_tensor({rows, d}, 1)});
+  testing::OneOp o(ops::Op::ReduceMean, axis == 1 ? Shape{rows} : Shape{d}, {{rows, d}});
+  o.params.reduce = {ReduceKind::Mean, {axis}};
+  return bench::Case(std::move(o), {testing::make_tensor({rows, d}, 1)});
 }
 
 void args(benchmark::internal::Benchmark* b) {

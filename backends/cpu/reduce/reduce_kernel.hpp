@@ -109,9 +109,8 @@ class ReduceKernel final : public Kernel {
 }  // namespace reduce_detail
 
 template <class Arch>
-std::unique_ptr<Kernel> make_reduce_for(const KernelSpec& spec) {
-  const ir::Node& node = spec.graph->at(spec.node);
-  return std::make_unique<reduce_detail::ReduceKernel<Arch>>(reduce_kind(node.op), node.ints);
+std::unique_ptr<Kernel> make_reduce_for(const KernelParams& params) {
+  return std::make_unique<reduce_detail::ReduceKernel<Arch>>(params.reduce.kind, params.reduce.axes);
 }
 
 }  // namespace rungs::backend::cpu

@@ -9,7 +9,7 @@ namespace rungs::backend::cpu {
 namespace {
 
 using namespace testing;
-using ir::Op;
+using ops::Op;
 
 Shape reduced_shape(const Shape& s, const std::vector<int64_t>& axes, bool keep) {
   Shape out;
@@ -21,23 +21,20 @@ Shape reduced_shape(const Shape& s, const std::vector<int64_t>& axes, bool keep)
   return out;
 }
 
-OneNode reduce_graph(Op op, const Shape& s, std::vector<int64_t> axes, bool keep) {
-  ir::Node n;
-  n.op = op;
-  n.shape = reduced_shape(s, axes, keep);
-  n.ints = std::move(axes);
-  n.keep_dims = keep;
-  return OneNode({s}, std::move(n));
-}
-
 ReduceKind kind_of(Op op) {
   return op == Op::ReduceSum ? ReduceKind::Sum : op == Op::ReduceMean ? ReduceKind::Mean : ReduceKind::Max;
+}
+
+OneOp reduce_op(Op op, const Shape& s, std::vector<int64_t> axes, bool keep) {
+  OneOp o(op, reduced_shape(s, axes, keep), {s});
+  o.params.reduce = {kind_of(op), std::move(axes)};
+  return o;
 }
 
 // Compiled for `s`, run at `run_shape` (same rank).
 double check(Isa isa, Op op, const Shape& s, const std::vector<int64_t>& axes, bool keep, const Shape& run_shape,
              int threads = 1) {
-  OneNode g = reduce_graph(op, s, axes, keep);
+  OneOp g = reduce_op(op, s, axes, keep);
   auto k = make_reduce_kernel(g.spec(threads), isa);
   EXPECT_NE(k, nullptr);
   if (!k) return INFINITY;
@@ -92,10 +89,10 @@ TEST(ReduceKernel, ThreadsGiveTheSameBitsAsOneThread) {
   for (Isa isa : vector_isas())
     for (auto c : {AxesCase{{256, 3072}, {1}}, AxesCase{{512, 768}, {0}}, AxesCase{{8, 300, 64}, {1}}}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(c.shape));
-      OneNode g = reduce_graph(Op::ReduceSum, c.shape, c.axes, false);
+      OneOp g = reduce_op(Op::ReduceSum, c.shape, c.axes, false);
       auto x = make_tensor(c.shape, 6);
       auto k1 = make_reduce_kernel(g.spec(1), isa), k3 = make_reduce_kernel(g.spec(3), isa);
-      const Dims out = Dims::of(g.out_shape());
+      const Dims out = g.params.out;
       EXPECT_EQ(run(*k1, {x.arg()}, out, 1), run(*k3, {x.arg()}, out, 3));
     }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// backends/cpu/rows/bench.hpp: what the row-kernel benchmarks share. A Case holds a one-node graph,
+// backends/cpu/rows/bench.hpp: what the row-kernel benchmarks share. A Case holds one op's params,
 // its inputs and output buffer; `measure` times the vector kernel (best ISA of this machine, one
 // thread) or a scalar reference on it and reports bytes moved (GB/s) and, when given, FLOP/s.
 #pragma once
@@ -15,15 +15,15 @@
 namespace rungs::backend::cpu::bench {
 
 struct Case {
-  testing::OneNode graph;
+  testing::OneOp op;
   std::vector<testing::Tensor> inputs;
   std::vector<TensorArg> args;
   Dims out_dims;
   std::vector<float> out;
 
-  Case(testing::OneNode g, std::vector<testing::Tensor> in) : graph(std::move(g)), inputs(std::move(in)) {
+  Case(testing::OneOp o, std::vector<testing::Tensor> in) : op(std::move(o)), inputs(std::move(in)) {
     for (const auto& t : inputs) args.push_back(t.arg());
-    out_dims = Dims::of(graph.out_shape());
+    out_dims = op.params.out;
     out.assign(out_dims.numel() + testing::kSlackFloats, 0.f);
   }
   // Bytes a kernel must read and write at least once.
@@ -49,7 +49,7 @@ inline void measure(benchmark::State& state, double bytes, double flops, const s
 // The vector kernel `make(spec, isa)` at the best ISA here, on one thread.
 template <class Make>
 void measure_kernel(benchmark::State& state, Case& c, Make make, double flops = 0) {
-  auto k = make(c.graph.spec(1), active_isa());
+  auto k = make(c.op.spec(1), active_isa());
   if (!k) {
     state.SkipWithError("no vector kernel for this node");
     return;

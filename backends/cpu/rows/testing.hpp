@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// backends/cpu/rows/testing.hpp: helpers the row-kernel tests and benchmarks share: one-node graphs,
+// backends/cpu/rows/testing.hpp: helpers the row-kernel tests and benchmarks share: one op's params,
 // buffers with the read-past slack kernels may use, running a kernel on N threads, comparing.
 #pragma once
 
@@ -35,24 +35,23 @@ inline Tensor make_tensor(Shape shape, uint32_t seed, float lo = -3.f, float hi 
   return t;
 }
 
-// A one-op graph: inputs then the node (whose `in` is filled here).
-struct OneNode {
-  ir::GraphImpl graph;
-  uint32_t node = 0;
-  OneNode(std::vector<Shape> in_shapes, ir::Node n, std::vector<ir::Op> in_ops = {}) {
-    for (size_t i = 0; i < in_shapes.size(); ++i) {
-      ir::Node leaf;
-      leaf.op = i < in_ops.size() ? in_ops[i] : ir::Op::Input;
-      leaf.shape = in_shapes[i];
-      leaf.name = "in" + std::to_string(i);
-      n.in.push_back(graph.add(std::move(leaf)));
-    }
-    node = graph.add(std::move(n));
+// One op's kernel parameters, as core/compile would make them for a node with these input
+// shapes (and sources: Activation unless given); a test sets the op's own parameters on `params`.
+struct OneOp {
+  KernelParams params;
+  OneOp(ops::Op op, const Shape& out, const std::vector<Shape>& in_shapes, std::vector<Source> sources = {}) {
+    params.op = op;
+    params.out = Dims::of(out);
+    for (size_t i = 0; i < in_shapes.size(); ++i)
+      params.inputs.push_back({Dims::of(in_shapes[i]), i < sources.size() ? sources[i] : Source::Activation, nullptr});
   }
-  KernelSpec spec(int threads = 1, PrecisionPolicy policy = PrecisionPolicy::f32()) const {
-    return {&graph, node, policy, threads};
+  // The parameters for `threads` threads under `policy`.
+  KernelParams spec(int threads = 1, PrecisionPolicy policy = PrecisionPolicy::f32()) const {
+    KernelParams p = params;
+    p.threads = threads;
+    p.policy = policy;
+    return p;
   }
-  const Shape& out_shape() const { return graph.at(node).shape; }
 };
 
 // Runs k on `threads` threads (a pool of threads-1 workers) and returns the output, checking that

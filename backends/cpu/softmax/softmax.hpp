@@ -16,12 +16,11 @@
 
 namespace rungs::backend::cpu {
 
-// The node's axis, normalized to [0, rank).
-int softmax_axis(const ir::Node& node);
+// axis in [0, rank) (SoftmaxParams).
 void softmax_reference(int axis, const TensorArg& x, float* out);
 
 template <class Arch>
-std::unique_ptr<Kernel> make_softmax_for(const KernelSpec& spec);
-std::unique_ptr<Kernel> make_softmax_kernel(const KernelSpec& spec, Isa isa);
+std::unique_ptr<Kernel> make_softmax_for(const KernelParams& params);
+std::unique_ptr<Kernel> make_softmax_kernel(const KernelParams& params, Isa isa);
 
 }  // namespace rungs::backend::cpu

@@ -7,11 +7,9 @@ namespace rungs::backend::cpu {
 namespace {
 
 bench::Case make_case(int64_t rows, int64_t d) {
-  ir::Node n;
-  n.op = ir::Op::Softmax;
-  n.shape = {rows, d};
-  n.ints = {-1};
-  return bench::Case(testing::OneNode({{rows, d}}, std::move(n)), {testing::make_tensor({rows, d}, 1)});
+  testing::OneOp o(ops::Op::Softmax, {rows, d}, {{rows, d}});
+  o.params.softmax.axis = 1;
+  return bench::Case(std::move(o), {testing::make_tensor({rows, d}, 1)});
 }
 
 void args(benchmark::internal::Benchmark* b) {

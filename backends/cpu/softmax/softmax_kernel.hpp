@@ -95,8 +95,8 @@ class SoftmaxKernel final : public Kernel {
 }  // namespace softmax_detail
 
 template <class Arch>
-std::unique_ptr<Kernel> make_softmax_for(const KernelSpec& spec) {
-  return std::make_unique<softmax_detail::SoftmaxKernel<Arch>>(softmax_axis(spec.graph->at(spec.node)));
+std::unique_ptr<Kernel> make_softmax_for(const KernelParams& params) {
+  return std::make_unique<softmax_detail::SoftmaxKernel<Arch>>(params.softmax.axis);
 }
 
 }  // namespace rungs::backend::cpu

@@ -10,22 +10,20 @@ namespace {
 
 using namespace testing;
 
-OneNode softmax_graph(const Shape& s, int axis) {
-  ir::Node n;
-  n.op = ir::Op::Softmax;
-  n.shape = s;
-  n.ints = {axis};
-  return OneNode({s}, std::move(n));
+OneOp softmax_op(const Shape& s, int axis) {
+  OneOp o(ops::Op::Softmax, s, {s});
+  o.params.softmax.axis = axis < 0 ? axis + static_cast<int>(s.size()) : axis;
+  return o;
 }
 
 double check(Isa isa, const Shape& compiled, int axis, const Shape& run_shape, int threads = 1, float spread = 8.f) {
-  OneNode g = softmax_graph(compiled, axis);
+  OneOp g = softmax_op(compiled, axis);
   auto k = make_softmax_kernel(g.spec(threads), isa);
   EXPECT_NE(k, nullptr);
   if (!k) return INFINITY;
   auto x = make_tensor(run_shape, 17, -spread, spread);
   std::vector<float> want(x.numel());
-  softmax_reference(softmax_axis(g.graph.at(g.node)), x.arg(), want.data());
+  softmax_reference(g.params.softmax.axis, x.arg(), want.data());
   return worst_ratio(run(*k, {x.arg()}, Dims::of(run_shape), threads), want, 1e-5, 1e-7);
 }
 
@@ -76,7 +74,7 @@ TEST(SoftmaxKernel, ThreadsGiveTheSameBitsAsOneThread) {
   for (Isa isa : vector_isas()) {
     for (auto [s, axis] : {std::pair<Shape, int>{{256, 3072}, -1}, {{64, 512, 40}, 1}}) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " " + shape_str(s));
-      OneNode g = softmax_graph(s, axis);
+      OneOp g = softmax_op(s, axis);
       auto x = make_tensor(s, 3);
       auto k1 = make_softmax_kernel(g.spec(1), isa), k3 = make_softmax_kernel(g.spec(3), isa);
       EXPECT_EQ(run(*k1, {x.arg()}, Dims::of(s), 1), run(*k3, {x.arg()}, Dims::of(s), 3));
