@@ -2,6 +2,7 @@
 #include "backends/thread_pool.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "backends/kernel.hpp"
 
@@ -70,6 +71,19 @@ ThreadPool& ThreadPool::shared() {
   // Never destroyed: a graph a static holds may still run during exit.
   static ThreadPool* pool = new ThreadPool(wasm_threads() - 1);
   return *pool;
+}
+
+std::shared_ptr<ThreadPool> ThreadPool::shared_for(int workers) {
+  static std::mutex mu;
+  static std::map<int, std::weak_ptr<ThreadPool>>* pools = new std::map<int, std::weak_ptr<ThreadPool>>;
+  std::lock_guard<std::mutex> lock(mu);
+  std::weak_ptr<ThreadPool>& slot = (*pools)[workers];
+  std::shared_ptr<ThreadPool> pool = slot.lock();
+  if (!pool) {
+    pool = std::make_shared<ThreadPool>(workers);
+    slot = pool;
+  }
+  return pool;
 }
 
 #if defined(__EMSCRIPTEN_PTHREADS__)

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -66,6 +67,12 @@ class ThreadPool {
   // waits for one to start: one pool sized to the preloaded workers cannot run out of them, where
   // a pool per compiled graph would (a cache holds a graph per bucket). Natively: not used.
   static ThreadPool& shared();
+  // Natively: the pool of `workers` workers that every compiled graph of that thread count
+  // shares while one holds it (a new one once the last holder let go). A cache holds a graph per
+  // bucket; with a pool each, the workers of the bucket run last would still be spinning while
+  // the next bucket's ran, two spinning threads for each core (measured on two cores: another
+  // engine's pool spinning in the same process halved a 2-thread run).
+  static std::shared_ptr<ThreadPool> shared_for(int workers);
 
  private:
   void worker_loop();

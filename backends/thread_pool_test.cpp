@@ -188,6 +188,25 @@ TEST(ThreadPool, PoolsComeAndGo) {
   }
 }
 
+TEST(ThreadPool, GraphsOfOneThreadCountShareAPoolWhileOneHoldsIt) {
+  RUNGS_SKIP_WITHOUT_THREADS();
+  std::shared_ptr<ThreadPool> a = ThreadPool::shared_for(2), b = ThreadPool::shared_for(2);
+  std::shared_ptr<ThreadPool> c = ThreadPool::shared_for(1);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_NE(a.get(), c.get());
+  EXPECT_EQ(a->workers(), 2);
+  EXPECT_EQ(c->workers(), 1);
+  std::weak_ptr<ThreadPool> held = a;
+  a.reset();
+  EXPECT_FALSE(held.expired()) << "b still holds the pool";
+  b.reset();
+  EXPECT_TRUE(held.expired()) << "the last holder let go: the pool and its workers are gone";
+  std::shared_ptr<ThreadPool> again = ThreadPool::shared_for(2);
+  Chunks chunks;
+  again->parallel_for(10, 3, [&](int64_t b0, int64_t e0) { chunks.add(b0, e0); });
+  EXPECT_TRUE(chunks.tile(10));
+}
+
 // The grain rule: RunContext::parallel_for splits only into parts of at least `grain` items, so a
 // small op runs as one call on the caller and never reaches a worker.
 TEST(ThreadPool, GrainKeepsSmallWorkOnOneThread) {
