@@ -2,8 +2,7 @@
 #include "backends/thread_pool.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
+#include <map>
 
 #include "backends/kernel.hpp"
 
@@ -11,19 +10,22 @@ namespace rungs::backend {
 
 namespace {
 
-constexpr int kSpinIterations = 1 << 11;  // about 30-60 us of pause instructions
+// About 100 us of pause instructions on a current x86 core (a pause is ~40-140 cycles): longer
+// than the gap between two kernels of a graph, short against a request's think time.
+constexpr int kSpinIterations = 1 << 12;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #elif defined(__aarch64__)
   asm volatile("yield");
-#else
-  std::this_thread::yield();
 #endif
+  // wasm has no pause instruction: the loop itself is the delay
 }
 
-// Spin until done() or the budget runs out; true when done.
+// Spin until done() or the budget runs out; true when done. No sched_yield in the loop: on a
+// loaded machine a yielding worker hands its core to another process for a whole time slice and
+// misses the next kernels (measured: the caller then ran every part itself).
 template <class Done>
 bool spin_until(Done done) {
   for (int i = 0; i < kSpinIterations; ++i) {
@@ -31,6 +33,13 @@ bool spin_until(Done done) {
     cpu_relax();
   }
   return done();
+}
+
+constexpr uint32_t generation_of(uint64_t w) { return static_cast<uint32_t>(w >> 32); }
+constexpr int parts_of(uint64_t w) { return static_cast<int>((w >> 16) & 0xffff); }
+constexpr int next_of(uint64_t w) { return static_cast<int>(w & 0xffff); }
+constexpr uint64_t job_word(uint32_t generation, int parts) {
+  return (static_cast<uint64_t>(generation) << 32) | (static_cast<uint64_t>(parts) << 16);
 }
 
 }  // namespace
@@ -45,9 +54,9 @@ ThreadPool::ThreadPool(int workers) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_.store(true, std::memory_order_relaxed);
+    stop_.store(true, std::memory_order_seq_cst);
   }
-  cv_.notify_all();
+  wake_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
@@ -64,6 +73,19 @@ ThreadPool& ThreadPool::shared() {
   return *pool;
 }
 
+std::shared_ptr<ThreadPool> ThreadPool::shared_for(int workers) {
+  static std::mutex mu;
+  static std::map<int, std::weak_ptr<ThreadPool>>* pools = new std::map<int, std::weak_ptr<ThreadPool>>;
+  std::lock_guard<std::mutex> lock(mu);
+  std::weak_ptr<ThreadPool>& slot = (*pools)[workers];
+  std::shared_ptr<ThreadPool> pool = slot.lock();
+  if (!pool) {
+    pool = std::make_shared<ThreadPool>(workers);
+    slot = pool;
+  }
+  return pool;
+}
+
 #if defined(__EMSCRIPTEN_PTHREADS__)
 namespace {
 // Created while the module starts, on the main thread, once the preloaded workers have loaded.
@@ -73,90 +95,98 @@ namespace {
 }  // namespace
 #endif
 
-void ThreadPool::worker_loop() {
+void ThreadPool::run_part(int part, int parts) {
+  const int64_t begin = n_ * part / parts, end = n_ * (part + 1) / parts;
+  try {
+    (*fn_)(begin, end);
+  } catch (...) {
+    if (!failed_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
+  }
+  // seq_cst, against caller_sleeps_ (the caller sets it, then reads done_)
+  if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == parts &&
+      caller_sleeps_.load(std::memory_order_seq_cst)) {
+    std::lock_guard<std::mutex> lock(mu_);  // the caller checks done_ under mu_ before it waits
+    finished_.notify_one();
+  }
+}
+
+uint32_t ThreadPool::run_parts(uint64_t word, bool worker) {
   for (;;) {
-    spin_until([this] {
-      return queued_.load(std::memory_order_relaxed) > 0 || stop_.load(std::memory_order_relaxed);
-    });
-    std::function<void()> task;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (queue_.empty() && !stop_.load(std::memory_order_relaxed)) {
-        ++sleepers_;
-        cv_.wait(lock, [this] { return stop_.load(std::memory_order_relaxed) || !queue_.empty(); });
-        --sleepers_;
-      }
-      if (queue_.empty()) return;  // stopping, and nothing is left to run
-      task = std::move(queue_.front());
-      queue_.pop_front();
-      queued_.fetch_sub(1, std::memory_order_relaxed);
+    if (next_of(word) >= parts_of(word)) return generation_of(word);
+    // acquire: the job slot was written before the word that names it was published
+    if (job_.compare_exchange_weak(word, word + 1, std::memory_order_acquire, std::memory_order_acquire)) {
+      if (worker) worker_parts_.fetch_add(1, std::memory_order_relaxed);
+      run_part(next_of(word), parts_of(word));
+      word = job_.load(std::memory_order_acquire);
     }
-    task();
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint32_t seen = 0;  // the generation this worker last found no part left in
+  for (;;) {
+    uint64_t word = job_.load(std::memory_order_acquire);
+    if (generation_of(word) != seen) {
+      seen = run_parts(word, true);
+      continue;
+    }
+    auto fresh = [&] {
+      return generation_of(job_.load(std::memory_order_seq_cst)) != seen || stop_.load(std::memory_order_relaxed);
+    };
+    if (!spin_until(fresh)) {
+      // Sleep. The caller bumps job_ and then reads sleepers_ (both seq_cst): it either sees this
+      // worker counted and wakes it under mu_, or this worker's check below sees the new job.
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, fresh);
+      }
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (stop_.load(std::memory_order_relaxed)) return;
   }
 }
 
 void ThreadPool::parallel_for(int64_t n, int parts, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
-  parts = static_cast<int>(std::min<int64_t>(std::max(parts, 1), n));
-  if (parts == 1 || threads_.empty()) {
-    fn(0, n);
+  parts = static_cast<int>(std::min<int64_t>({std::max(parts, 1), n, kMaxParts}));
+  if (parts == 1 || threads_.empty() || busy_.exchange(true, std::memory_order_acquire)) {
+    fn(0, n);  // serial, or the slot is taken: another caller, or a call from inside a part
     return;
   }
-  struct Shared {
-    std::mutex mu;
-    std::condition_variable done;
-    int pending = 0;                  // guarded by mu
-    std::atomic<bool> finished{false};  // pending reached 0 (set under mu), for the caller's spin
-    std::exception_ptr error;
-  } shared;
-  shared.pending = parts - 1;
-  auto chunk = [&](int p) {
-    int64_t begin = n * p / parts, end = n * (p + 1) / parts;
-    return std::pair<int64_t, int64_t>(begin, end);
-  };
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int p = 1; p < parts; ++p) {
-      queue_.emplace_back([&, p] {
-        auto [b, e] = chunk(p);
-        std::exception_ptr err;
-        try {
-          fn(b, e);
-        } catch (...) {
-          err = std::current_exception();
-        }
-        std::lock_guard<std::mutex> l(shared.mu);
-        if (err && !shared.error) shared.error = err;
-        if (--shared.pending == 0) {
-          shared.finished.store(true, std::memory_order_release);
-          shared.done.notify_one();
-        }
-      });
+  fn_ = &fn;
+  n_ = n;
+  done_.store(0, std::memory_order_relaxed);
+  failed_.store(false, std::memory_order_relaxed);
+  error_ = nullptr;
+  job_.store(job_word(++generation_, parts), std::memory_order_seq_cst);  // publishes the slot
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }  // a worker between its check and its wait holds mu_
+    wake_.notify_all();
+  }
+  run_parts(job_.load(std::memory_order_acquire), false);
+  auto all_done = [&] { return done_.load(std::memory_order_acquire) == parts; };
+  if (!spin_until(all_done)) {
+    caller_sleeps_.store(true, std::memory_order_seq_cst);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      finished_.wait(lock, all_done);
     }
-    queued_.fetch_add(parts - 1, std::memory_order_relaxed);
-    if (sleepers_ > 0) cv_.notify_all();
+    caller_sleeps_.store(false, std::memory_order_relaxed);
   }
-  std::exception_ptr mine;
-  try {
-    auto [b, e] = chunk(0);
-    fn(b, e);
-  } catch (...) {
-    mine = std::current_exception();
-  }
-  spin_until([&] { return shared.finished.load(std::memory_order_acquire); });
-  // Taking the lock even after a successful spin: the last task may still hold it (it notifies
-  // under it), and `shared` must outlive that.
-  std::unique_lock<std::mutex> lock(shared.mu);
-  shared.done.wait(lock, [&] { return shared.pending == 0; });
-  if (mine) std::rethrow_exception(mine);
-  if (shared.error) std::rethrow_exception(shared.error);
+  std::exception_ptr error = failed_.load(std::memory_order_relaxed) ? error_ : nullptr;
+  error_ = nullptr;
+  busy_.store(false, std::memory_order_release);
+  if (error) std::rethrow_exception(error);
 }
 
 void RunContext::parallel_for(int64_t n, int64_t grain,
                               const std::function<void(int64_t, int64_t)>& fn) const {
   if (n <= 0) return;
+  // Every part gets at least `grain` items: n just above one grain stays whole instead of being
+  // halved into parts that cost more to hand over than they take to run.
   grain = std::max<int64_t>(grain, 1);
-  int64_t max_parts = (n + grain - 1) / grain;
+  const int64_t max_parts = n / grain;
   int parts = static_cast<int>(std::min<int64_t>(threads, max_parts));
   if (pool == nullptr || parts <= 1) {
     fn(0, n);

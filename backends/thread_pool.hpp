@@ -1,22 +1,34 @@
 // SPDX-License-Identifier: Apache-2.0
 // backends/thread_pool.hpp: a small persistent pool that kernels split work across.
 //
-// One pool per CompiledGraph (sized by CompileOptions::threads). parallel_for hands contiguous
-// chunks to the workers and the calling thread, and returns when all are done. Several run()
-// calls on one compiled graph may share the pool: jobs are queued, each caller waits for its own.
+// One pool per CompiledGraph natively (sized by CompileOptions::threads), one shared pool in wasm
+// (shared() below). parallel_for splits [0, n) into contiguous parts and returns when all are
+// done; the calling thread runs parts too.
 //
-// Waiting spins before it sleeps: a graph runs one parallel kernel after another, microseconds
-// apart, and a worker woken through the condition variable for every kernel cost more than the
-// kernels (two threads ran the encoder at extent 64 2.9x slower than one). A worker spins about
-// kSpinIterations pauses (tens of microseconds) for the next task before it sleeps, and the
-// caller spins as long for its job's last chunk; an idle pool sleeps and costs nothing.
+// The design is MLAS's and XNNPACK's pthreadpool's: a graph runs one parallel kernel after
+// another, microseconds apart, so a call must cost about a cache-line round trip, not a queue, an
+// allocation and a futex wake-up per kernel.
+//   - One fixed job slot (the function, n, the part count), published by bumping a generation
+//     packed with the part count and the next unclaimed part in one atomic word. Threads claim
+//     parts from that word with a compare-and-swap: no allocation, no lock, no per-part task; a
+//     thread that finishes early takes the next part.
+//   - Completion is an atomic count of finished parts; the caller spins on it, then sleeps.
+//   - Workers spin about kSpinIterations pauses (tens of microseconds) on the word for the next
+//     job before they sleep on a condition variable (Atomics.wait in wasm); an idle pool sleeps
+//     and costs nothing. The caller takes the lock to wake them only when one sleeps.
+//   - The slot is taken with an atomic flag: a call made while it is taken (a second thread
+//     running a graph on the same pool, or a parallel_for inside a part) runs serially on its own
+//     thread instead of waiting. Nesting is therefore allowed and never deadlocks.
+//   - An exception thrown in a part is caught there; the first one is rethrown in the caller once
+//     every part has finished (the others still run).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
+#include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -32,8 +44,15 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int workers() const { return static_cast<int>(threads_.size()); }
-  // fn(begin, end) over [0, n) in at most `parts` chunks, the caller taking one.
+  // fn(begin, end) over [0, n) in at most `parts` contiguous chunks (at most kMaxParts); the
+  // caller runs chunks too. Serial (fn(0, n) once) with no workers, one part, or when the pool is
+  // already running another call.
   void parallel_for(int64_t n, int parts, const std::function<void(int64_t, int64_t)>& fn);
+  static constexpr int kMaxParts = 0xffff;
+
+  // Parts run on the workers (not by callers) since the pool started: lets a test see whether a
+  // call was split, without timing it.
+  uint64_t parts_run_by_workers() const { return worker_parts_.load(std::memory_order_relaxed); }
 
   static int hardware_threads();
 
@@ -48,16 +67,40 @@ class ThreadPool {
   // waits for one to start: one pool sized to the preloaded workers cannot run out of them, where
   // a pool per compiled graph would (a cache holds a graph per bucket). Natively: not used.
   static ThreadPool& shared();
+  // Natively: the pool of `workers` workers that every compiled graph of that thread count
+  // shares while one holds it (a new one once the last holder let go). A cache holds a graph per
+  // bucket; with a pool each, the workers of the bucket run last would still be spinning while
+  // the next bucket's ran, two spinning threads for each core (measured on two cores: another
+  // engine's pool spinning in the same process halved a 2-thread run).
+  static std::shared_ptr<ThreadPool> shared_for(int workers);
 
  private:
-  struct Job;
   void worker_loop();
+  // Claims and runs parts of the job `word` names (and of later jobs, if one is published
+  // meanwhile) until none is left; returns the generation of the last job looked at.
+  uint32_t run_parts(uint64_t word, bool worker);
+  void run_part(int part, int parts);
+
   std::vector<std::thread> threads_;
+
+  // The job word: generation (32 bits) | parts (16) | next unclaimed part (16).
+  alignas(64) std::atomic<uint64_t> job_{0};
+  // The job slot, written by the caller that holds busy_ before it publishes job_.
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0;
+  uint32_t generation_ = 0;
+  std::atomic<bool> busy_{false};
+  alignas(64) std::atomic<int> done_{0};  // parts of the current job finished
+  std::atomic<bool> failed_{false};        // error_ holds the job's first exception
+  std::exception_ptr error_;
+  alignas(64) std::atomic<uint64_t> worker_parts_{0};
+
+  // Sleeping: workers wait on wake_ for a new generation, the caller on finished_ for done_.
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  std::atomic<int> queued_{0};  // queue_.size(), read without the lock by spinning workers
-  int sleepers_ = 0;            // workers waiting on cv_ (guarded by mu_)
+  std::condition_variable wake_;
+  std::condition_variable finished_;
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> caller_sleeps_{false};
   std::atomic<bool> stop_{false};
 };
 

@@ -90,7 +90,7 @@ Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, 
   if (threads_ > 1) pool_ = &backend::ThreadPool::shared();  // see ThreadPool::shared
 #else
   if (threads_ > 1) {
-    own_pool_ = std::make_unique<backend::ThreadPool>(threads_ - 1);
+    own_pool_ = backend::ThreadPool::shared_for(threads_ - 1);  // see ThreadPool::shared_for
     pool_ = own_pool_.get();
   }
 #endif

@@ -105,7 +105,7 @@ class Executor {
   std::vector<std::string> input_names_, output_names_, param_names_;
   std::vector<uint32_t> input_nodes_, param_nodes_;
   size_t scratch_floats_ = 0;
-  std::unique_ptr<backend::ThreadPool> own_pool_;  // natively: this graph's pool
+  std::shared_ptr<backend::ThreadPool> own_pool_;  // natively: the pool of graphs of this thread count
   backend::ThreadPool* pool_ = nullptr;            // own_pool_, or wasm's shared pool; null: serial
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<Workspace>> free_;

@@ -8,6 +8,7 @@
 // the run's scratch first.
 #include <algorithm>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,27 @@ int64_t c_budget() { return cache_sizes().l2 / 2; }
 constexpr int64_t kFlopsPerThread = 2'000'000;
 
 }  // namespace
+
+TaskSplit split_tasks(int64_t batches, int64_t m, int64_t panels, int64_t threads, int64_t mc, int64_t mr) {
+  TaskSplit s{std::max<int64_t>(1, std::min(mc, m)), panels};
+  const int64_t row_blocks = (m + s.mc - 1) / s.mc;
+  const int64_t tasks = batches * row_blocks;
+  if (threads <= 1 || tasks >= 4 * threads || tasks % threads == 0) return s;
+  // Each batch in `per` tasks, per >= row_blocks, so that batches * per is a multiple of threads.
+  const int64_t unit = threads / std::gcd(batches, threads);
+  const int64_t per = (row_blocks + unit - 1) / unit * unit;
+  const int64_t row_tiles = (m + mr - 1) / mr;
+  if (row_tiles >= panels && row_tiles >= per) {
+    // Rows: the larger side, and the one the graph's other kernels split too (layer norms,
+    // attention, elementwise ops hand each thread a range of rows), so the rows a thread writes
+    // here are the rows it reads in the next kernel, from its own cache.
+    s.mc = (row_tiles + per - 1) / per * mr;
+  } else {
+    const int64_t want = (per + row_blocks - 1) / row_blocks;  // panel chunks per row block
+    s.pchunk = (panels + want - 1) / want;
+  }
+  return s;
+}
 
 Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f) {
   const int64_t step = format_k_step(f);
@@ -258,19 +280,9 @@ void GemmKernel::run(const RunContext& ctx, std::span<const TensorArg> in, float
   const int64_t panels = layout_.panels();
   const int64_t flops = 2 * t_count * m * k_ * n_;
   const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(ctx.threads, 1 + flops / kFlopsPerThread));
-  int64_t mc = std::min(blocking_.mc, m);
-  int64_t pchunk = panels;
-  int64_t row_blocks = (m + mc - 1) / mc;
-  if (t_count * row_blocks < threads) {
-    const int64_t want = (threads + t_count * row_blocks - 1) / (t_count * row_blocks);
-    pchunk = (panels + want - 1) / want;
-  }
-  int64_t chunks = (panels + pchunk - 1) / pchunk;
-  if (t_count * row_blocks * chunks < threads) {
-    const int64_t want = (threads + t_count * chunks - 1) / (t_count * chunks);
-    mc = std::max<int64_t>(g_->mr, ((m + want - 1) / want + g_->mr - 1) / g_->mr * g_->mr);
-    row_blocks = (m + mc - 1) / mc;
-  }
+  const TaskSplit split = split_tasks(t_count, m, panels, threads, std::min(blocking_.mc, m), g_->mr);
+  const int64_t mc = split.mc, pchunk = split.pchunk;
+  const int64_t row_blocks = (m + mc - 1) / mc, chunks = (panels + pchunk - 1) / pchunk;
 
   Problem base;
   base.lda = k_;

@@ -338,6 +338,52 @@ TEST_P(GemmIsa, ThreadsGiveTheSameBitsAsOneThread) {
   }
 }
 
+// The task split (split_tasks): the larger of rows and panels is cut, into a task count the
+// threads share evenly; enough tasks already, or one thread, leave the blocking's split alone.
+TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
+  struct Want {
+    int64_t batches, m, panels, threads, mc, mr;
+    TaskSplit split;
+  };
+  const Want cases[] = {
+      {1, 256, 2, 2, 256, 6, {132, 2}},  // encoder GEMM, N = 128 (2 panels): rows, 132 + 124
+      {1, 256, 12, 2, 256, 6, {132, 12}},  // 43 row tiles against 12 panels: rows
+      {1, 16, 12, 2, 16, 6, {16, 6}},      // 3 row tiles against 12 panels: panels, 6 + 6
+      {1, 3, 16, 4, 3, 6, {3, 4}},         // one row tile: 4 chunks of 4 panels
+      {3, 64, 2, 2, 64, 6, {36, 2}},       // 3 batches on 2 threads: 2 row blocks each, 6 tasks
+      {4, 64, 2, 2, 64, 6, {64, 2}},       // 4 batches on 2 threads: even already
+      {1, 512, 12, 2, 120, 6, {90, 12}},   // 5 row blocks of 120 on 2 threads: 6 of 90
+      {1, 2048, 12, 2, 120, 6, {120, 12}}, // 18 row blocks: enough
+      {1, 256, 2, 1, 256, 6, {256, 2}},    // one thread
+  };
+  for (const Want& w : cases) {
+    const TaskSplit s = split_tasks(w.batches, w.m, w.panels, w.threads, w.mc, w.mr);
+    SCOPED_TRACE(::testing::Message() << w.batches << " x m " << w.m << ", " << w.panels << " panels, "
+                                      << w.threads << " threads, mc " << w.mc);
+    EXPECT_EQ(s.mc, w.split.mc);
+    EXPECT_EQ(s.pchunk, w.split.pchunk);
+  }
+  // Every split covers the rows and panels in tasks the threads share evenly, whenever the
+  // problem has tiles enough for that.
+  for (int64_t batches : {1, 2, 3, 5})
+    for (int64_t m : {1, 5, 6, 7, 16, 64, 100, 256, 700})
+      for (int64_t panels : {1, 2, 3, 12})
+        for (int64_t threads : {2, 3, 4}) {
+          const int64_t mc = std::min<int64_t>(m, 120);
+          const TaskSplit s = split_tasks(batches, m, panels, threads, mc, 6);
+          SCOPED_TRACE(::testing::Message() << batches << " x m " << m << ", " << panels << " panels, "
+                                            << threads << " threads");
+          ASSERT_GE(s.mc, 1);
+          ASSERT_LE(s.mc, mc);
+          ASSERT_TRUE(s.mc % 6 == 0 || s.mc == m);
+          ASSERT_GE(s.pchunk, 1);
+          ASSERT_LE(s.pchunk, panels);
+          const int64_t tasks = batches * ((m + s.mc - 1) / s.mc) * ((panels + s.pchunk - 1) / s.pchunk);
+          const int64_t tiles = batches * ((m + 5) / 6) * panels;
+          if (tiles >= 4 * threads * threads) EXPECT_TRUE(tasks % threads == 0 || tasks >= 4 * threads) << tasks;
+        }
+}
+
 TEST_P(GemmIsa, HalfWeightsDecodeExactlyAndStayWithinTheirPrecision) {
   struct Fmt {
     PrecisionPolicy policy;
