@@ -139,7 +139,8 @@ class ReferenceKernel final : public Kernel {
       }
       case Op::Slice: {
         const int axis = p.slice.axis;
-        const int64_t start = p.slice.start, len = p.slice.length;
+        // od[axis] is the compiled length, or fewer rows of a prefix slice under active extent.
+        const int64_t start = p.slice.start, len = od[axis];
         const Dims& id = in[0].dims;
         int64_t outer = 1, inner = 1;
         for (int i = 0; i < axis; ++i) outer *= id[i];
