@@ -13,6 +13,11 @@
 //    256 tokens, GFLOP/s.
 // 2. trace (issue #6): the bundled 2,000-request trace through the bundled encoder: rungs'
 //    BucketedCompileCache under three schemes, tfjs-wasm and onnxruntime-web at exact shapes.
+// 3. onnx (issue #15): the committed ONNX encoders (tests/models/onnx) from their files, and the
+//    bundled encoder as the ONNX graph ORT runs above (ids as int64), rungs through loadOnnx and
+//    onnxruntime-web on the same bytes, at extents 16, 64, 256 and over the trace (rungs' pow2
+//    ladder, padded and with active extent, fresh cache per pass, compiles included; ORT at exact
+//    shapes, session creation included). tfjs cannot load ONNX (lib/onnx-files.mjs).
 // Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before anything is
 // timed; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
 // every contender runs once in turn; medians are reported.
@@ -23,6 +28,8 @@ import { fileURLToPath } from 'node:url';
 
 import { Mismatch, check as checkTol, parseOptions, uniform } from './lib/harness.mjs';
 import { readModel } from './lib/model.mjs';
+import * as onnxFiles from './lib/onnx-files.mjs';
+import { modelGraph } from './lib/peers/ort-graphs.mjs';
 import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
 import * as tfjsPeer from './lib/peers/tfjs.mjs';
@@ -34,7 +41,9 @@ const TOL = 1e-4;
 
 // ------------------------------------------------------------------ options
 const optionList = [
-  ['--only', 'kernels | trace: run one part (default both)', (o, v) => (o.only = v)],
+  ['--only', 'kernels | trace | onnx, or a comma-separated list: the parts to run (default all)', (o, v) => (o.only = v)],
+  ['--onnx-models', `comma-separated ONNX encoders for part 3 (default ${onnxFiles.ONNX_MODELS.join(',')})`, (o, v) => (o.onnxModels = v.split(','))],
+  ['--extents', 'part 3: comma-separated fixed extents (default 16,64,256)', (o, v) => (o.extents = v.split(',').map(Number))],
   ['--reps', 'timed repetitions per kernel case (default 11)', (o, v) => (o.reps = +v)],
   ['--trace-reps', 'timed warm passes over the whole trace per scheme (default 3)', (o, v) => (o.traceReps = +v)],
   ['--trace', 'request-length trace, one per line', (o, v) => (o.trace = v)],
@@ -42,9 +51,12 @@ const optionList = [
   ['--threads', 'threads for every contender (default 1): rungs CompileOptions.threads, ORT numThreads, tfjs threaded binary', (o, v) => (o.threads = +v)],
 ];
 function parseArgs(argv) {
-  const o = parseOptions(argv, optionList, { only: null, reps: 11, traceReps: 3, threads: 1,
+  const o = parseOptions(argv, optionList, { only: null, reps: 11, traceReps: 3, threads: 1, onnxModels: onnxFiles.ONNX_MODELS, extents: [16, 64, 256],
     trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' }, 'node bench/wasm/run.mjs');
-  if (o.only && !['kernels', 'trace'].includes(o.only)) throw new Error(`--only: expected kernels or trace, got ${o.only}`);
+  o.parts = o.only ? o.only.split(',') : ['kernels', 'trace', 'onnx'];
+  for (const p of o.parts) if (!['kernels', 'trace', 'onnx'].includes(p)) throw new Error(`--only: expected kernels, trace or onnx, got ${p}`);
+  for (const n of o.onnxModels) if (!onnxFiles.ONNX_MODELS.includes(n)) throw new Error(`--onnx-models: unknown model '${n}' (${onnxFiles.ONNX_MODELS.join(', ')})`);
+  for (const e of o.extents) if (!Number.isInteger(e) || e < 1 || e > 256) throw new Error(`--extents: expected whole numbers in 1..256, got ${e}`);
   if (!Number.isInteger(o.threads) || o.threads < 1) throw new Error(`--threads: expected a whole number >= 1, got ${o.threads}`);
   return o;
 }
@@ -55,18 +67,23 @@ const progress = (s) => process.stderr.write(`  .. ${s}\n`);
 // ------------------------------------------------------------------ helpers
 const check = (what, a, b) => checkTol(what, a, b, TOL);
 
-const results = { environment: {}, kernels: null, trace: null, goals: [], notes: [] };
+const results = { environment: {}, kernels: null, trace: null, onnx: null, goals: [], notes: [] };
 
 // ------------------------------------------------------------------ setup
 const T = opt.threads;
 const peerInfo = { tfjs: null, ort: await ortPeer.init(T) };
 let hasTfjs = true;
-try {
-  peerInfo.tfjs = await tfjsPeer.init(T);
-} catch (e) {
+if (!opt.parts.includes('kernels') && !opt.parts.includes('trace')) {
   hasTfjs = false;
-  peerInfo.tfjs = `not available at ${T} threads: ${e.message}`;
-  results.notes.push(`tfjs-wasm ${peerInfo.tfjs}`);
+  peerInfo.tfjs = 'not loaded (part 3 only: tfjs cannot load ONNX)';
+} else {
+  try {
+    peerInfo.tfjs = await tfjsPeer.init(T);
+  } catch (e) {
+    hasTfjs = false;
+    peerInfo.tfjs = `not available at ${T} threads: ${e.message}`;
+    results.notes.push(`tfjs-wasm ${peerInfo.tfjs}`);
+  }
 }
 let rungs = null;
 try {
@@ -389,15 +406,162 @@ function printTrace(t) {
   if (a && a1) goal(`trace: rungs (a) ${T} threads >= 1.7x one thread, warm`, a1.warmMs / a.warmMs, null, (x) => x >= 1.7, ratio);
 }
 
+// ------------------------------------------------------------------ 3. ONNX files
+// The committed ONNX encoders from their files: rungs (loadOnnx) and onnxruntime-web on the same
+// bytes; tfjs cannot load ONNX ("not applicable" in the tables).
+const pow2Ladder = (r) => r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256);
+
+async function onnxSection() {
+  if (!can('onnx')) {
+    results.notes.push('part 3 (ONNX files) needs rungs with loadOnnx: skipped');
+    return null;
+  }
+  const r = rungsPeer.api();
+  const ort = ortPeer.ort;
+  const lengths = readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).map(Number);
+  const extentRows = [], traceRows = [];
+  for (const name of opt.onnxModels) {
+    const m = onnxFiles.describe(r, name, onnxFiles.onnxBytes(repo, name, () => modelGraph(models.encoder, null, ['ids'])));
+    try {
+      // Fixed extents: rungs compiled at the extent, ORT's session on the bytes with its free dims
+      // overridden to [1, extent]. At --threads > 1 rungs also runs on one thread beside them.
+      for (const extent of opt.extents) {
+        progress(`${name} extent ${extent}`);
+        const q = onnxFiles.request(ort, m, extent, 7);
+        const runners = [['rungs', onnxFiles.rungsAt(r, m, extent, T)]];
+        if (T > 1) runners.push(['rungs 1t', onnxFiles.rungsAt(r, m, extent, 1)]);
+        const session = await onnxFiles.ortSession(ort, ortPeer.sessionOptions, m, extent);
+        const theirs = await session.run(q.feeds);
+        let diff = 0;
+        for (const [n, x] of runners) diff = Math.max(diff, onnxFiles.checkOutputs(check, `${name} at ${extent}: ${n} vs ort-web`, m, x.run(q), theirs));
+        const timed = await sideBySide([
+          ...runners.map(([n, x]) => ({ name: n, fn: () => x.run(q) })),
+          { name: 'ort-web', fn: () => session.run(q.feeds) },
+        ], { reps: opt.reps });
+        for (const [, x] of runners) x.dispose();
+        await session.release();
+        const ms = (n, clock = 'wall') => timed.get(n)?.[clock] ?? null;
+        extentRows.push({ model: name, extent, threads: T, rungsMs: ms('rungs'), rungs1Ms: ms('rungs 1t'), ortMs: ms('ort-web'),
+          speedup: ms('ort-web') / ms('rungs'), speedupCpu: ms('ort-web', 'cpu') / ms('rungs', 'cpu'),
+          vsOneThread: ms('rungs 1t') ? ms('rungs 1t') / ms('rungs') : null, maxRelDiff: diff });
+      }
+      traceRows.push(...(await onnxTrace(r, ort, m, lengths)));
+    } finally {
+      m.model.delete();
+    }
+  }
+  return { extents: extentRows, trace: { requests: lengths.length, tokens: lengths.reduce((a, b) => a + b, 0), rows: traceRows } };
+}
+
+// One ONNX encoder over the trace: rungs' BucketedCompileCache (pow2 8..256, padded and with active
+// extent; each bucket compiled with CompileOptions.threads on a length's first request) against
+// onnxruntime-web at each request's exact length (one session with the seq dim free). Every pass
+// starts from a fresh cache / session, so compiles and session creation are in every figure. The
+// first pass keeps every output and checks it against ORT's; then --trace-reps passes per
+// contender, interleaved contender by contender; medians.
+async function onnxTrace(r, ort, m, lengths) {
+  const reqs = lengths.map((len, i) => onnxFiles.request(ort, m, len, i + 1));
+  const ORT = 'ort-web exact shapes';
+  const rungsPass = (active) => async (keep) => {
+    const stop = stopwatch();
+    const cache = pow2Ladder(r).setActiveExtent(active);
+    const seen = new Set();
+    const outs = keep ? [] : null;
+    try {
+      for (const q of reqs) {
+        if (!seen.has(q.len)) {
+          seen.add(q.len);
+          cache.ensureHirWithParams(q.len, m.model, { threads: T })?.graph.delete();
+        }
+        const res = cache.runPadded(q.len, q.len, m.model, q.padded, m.outInners);
+        if (!res) throw new Error(`${m.name}: length ${q.len} has no bucket`);
+        if (keep) outs.push(res.outputs);
+      }
+      return { t: stop(), outputs: outs, stats: cache.stats() };
+    } finally {
+      cache.delete();
+    }
+  };
+  const passes = {
+    'rungs pow2 8..256': rungsPass(false),
+    'rungs pow2 8..256 + active extent': rungsPass(true),
+    [ORT]: async (keep) => {
+      const stop = stopwatch();
+      const session = await onnxFiles.ortSession(ort, ortPeer.sessionOptions, m, null);
+      const outs = keep ? [] : null;
+      for (const q of reqs) {
+        const y = await session.run(q.feeds);
+        if (keep) outs.push(y);
+      }
+      const t = stop();
+      await session.release();
+      return { t, outputs: outs, stats: null };
+    },
+  };
+  const names = Object.keys(passes);
+  progress(`${m.name} over the trace: checked pass`);
+  const first = {};
+  for (const n of names) first[n] = await passes[n](true);
+  const diffs = {};
+  for (const n of names.filter((x) => x !== ORT)) {
+    let worst = 0;
+    first[n].outputs.forEach((y, i) => (worst = Math.max(worst,
+      onnxFiles.checkOutputs(check, `${m.name} trace request ${i} (length ${reqs[i].len}): ${n}`, m, y, first[ORT].outputs[i]))));
+    diffs[n] = worst;
+    first[n].outputs = null;
+  }
+  first[ORT].outputs = null;
+  const samples = Object.fromEntries(names.map((n) => [n, []]));
+  for (let rep = 0; rep < opt.traceReps; ++rep) {
+    progress(`${m.name} over the trace: pass ${rep + 1}/${opt.traceReps}`);
+    for (const n of names) samples[n].push((await passes[n](false)).t);
+  }
+  const med = (n, clock) => median(samples[n].map((x) => x[clock]));
+  return names.map((n) => {
+    const st = first[n].stats;
+    return { model: m.name, threads: T, scheme: n, ms: med(n, 'wall'), cpuMs: med(n, 'cpu'),
+      spread: [Math.min(...samples[n].map((x) => x.wall)), Math.max(...samples[n].map((x) => x.wall))],
+      compiles: st?.compiles ?? null, compileMs: st?.compileMs ?? null, waste: st?.waste ?? 1, computeWaste: st?.computeWaste ?? 1,
+      activeRuns: st?.activeRuns ?? null, speedup: med(ORT, 'wall') / med(n, 'wall'), speedupCpu: med(ORT, 'cpu') / med(n, 'cpu'),
+      maxRelDiff: diffs[n] ?? 0 };
+  });
+}
+
+function printOnnx(o) {
+  if (!o) return;
+  const two = T > 1;
+  out(`\n3. ONNX files (issue #15): tests/models/onnx/*.onnx and the bundled encoder as ONNX ("encoder"), rungs through loadOnnx and onnxruntime-web on the same bytes, ${T} thread${two ? 's' : ''} each;` +
+    ' tfjs-wasm: not applicable (it cannot load ONNX)');
+  out(`  fixed extents: median per-call ms of ${opt.reps} interleaved repetitions (inputs copied in, outputs out); speed-up = ORT time / rungs time` +
+    (two ? `; "rungs 1t": rungs on one thread in the same run, "vs 1t": its time / rungs' at ${T}` : ''));
+  out(table(['model', 'extent', 'threads', 'rungs ms', ...(two ? ['rungs 1t ms', 'vs 1t'] : []), 'ort ms', 'tfjs', 'speed-up', 'cpu', 'max rel diff'],
+    o.extents.map((x) => [x.model, x.extent, x.threads, fixed(x.rungsMs, 3), ...(two ? [fixed(x.rungs1Ms, 3), ratio(x.vsOneThread)] : []),
+      fixed(x.ortMs, 3), 'n/a', ratio(x.speedup), ratio(x.speedupCpu), sci(x.maxRelDiff)])));
+  out(`  over the trace: ${o.trace.requests} requests, ${o.trace.tokens} tokens; median of ${opt.traceReps} whole passes, each from a fresh cache / session` +
+    ' (compiles and session creation included), contenders interleaved; every output of the first pass checked against ORT');
+  out(table(['model', 'threads', 'scheme', 'ms', 'min..max', 'cpu ms', 'compiles', 'compile ms', 'waste', 'compute waste', 'active runs', 'speed-up vs ORT', 'cpu', 'max rel diff'],
+    o.trace.rows.map((x) => [x.model, x.threads, x.scheme, fixed(x.ms), `${fixed(x.spread[0])}..${fixed(x.spread[1])}`, fixed(x.cpuMs), x.compiles ?? '-',
+      fixed(x.compileMs), fixed(x.waste, 2), fixed(x.computeWaste, 2), x.activeRuns ?? '-', ratio(x.speedup), ratio(x.speedupCpu), sci(x.maxRelDiff)])));
+  out('  tfjs-wasm: not applicable (no ONNX loader).');
+  for (const name of new Set(o.trace.rows.map((x) => x.model))) {
+    const best = o.trace.rows.filter((x) => x.model === name && x.scheme.startsWith('rungs')).reduce((a, b) => (a && a.ms <= b.ms ? a : b), null);
+    goal(`onnx ${name} trace (${T}t): best rungs scheme >= 1.3x ort-web`, best?.speedup, best?.speedupCpu, (x) => x >= 1.3, ratio);
+  }
+}
+
 // ------------------------------------------------------------------ main
 try {
-  if (opt.only !== 'trace') {
+  if (opt.parts.includes('kernels')) {
     results.kernels = await kernels();
     printKernels(results.kernels);
   }
-  if (opt.only !== 'kernels') {
+  if (opt.parts.includes('trace')) {
     results.trace = await trace();
     printTrace(results.trace);
+  }
+  if (opt.parts.includes('onnx')) {
+    results.onnx = await onnxSection();
+    printOnnx(results.onnx);
   }
 } catch (e) {
   if (e instanceof Mismatch) {

@@ -16,10 +16,10 @@ function attribute(name, v) {
   throw new Error(`onnx attribute '${name}': unsupported value ${v}`);
 }
 
-function valueInfo(name, shape) {
-  if (!shape) return { name, type: { tensorType: { elemType: FLOAT } } };  // shape left to inference
+function valueInfo(name, shape, elemType = FLOAT) {
+  if (!shape) return { name, type: { tensorType: { elemType } } };  // shape left to inference
   const dim = shape.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d }));
-  return { name, type: { tensorType: { elemType: FLOAT, shape: { dim } } } };
+  return { name, type: { tensorType: { elemType, shape: { dim } } } };
 }
 
 export class OnnxGraph {
@@ -36,9 +36,10 @@ export class OnnxGraph {
     return `${hint}_${this.count++}`;
   }
 
-  /** shape: numbers, or a string for a symbolic dim. */
-  input(name, shape) {
-    this.inputs.push(valueInfo(name, shape));
+  /** shape: numbers, or a string for a symbolic dim; type 'float32' (the default) or 'int64'. */
+  input(name, shape, type = 'float32') {
+    if (type !== 'float32' && type !== 'int64') throw new Error(`onnx input '${name}': unsupported type ${type}`);
+    this.inputs.push(valueInfo(name, shape, type === 'int64' ? INT64 : FLOAT));
     return name;
   }
 

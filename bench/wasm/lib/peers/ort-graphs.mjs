@@ -25,7 +25,7 @@ export async function matmul(ort, sessionOptions, n, B) {
   };
 }
 
-function makePeer(g, params) {
+function makePeer(g, params, int64Inputs = new Set()) {
   const used = new Set();
   const widths = new Map();  // value name -> last dim, for the values linear() makes
   const c = (v) => g.constFloat([v], []);
@@ -82,6 +82,7 @@ function makePeer(g, params) {
       return g.node('Reshape', [g.node('Transpose', [o], { perm: [0, 2, 1, 3] }), g.constInt64([0, 0, -1])]);
     },
     gather(table, ids) {
+      if (int64Inputs.has(ids)) return g.node('Gather', [table, ids], { axis: 0 });  // already integers
       return g.node('Gather', [table, g.node('Cast', [g.node('Round', [ids])], { to: 7 /* INT64 */ })], { axis: 0 });
     },
     meanPool(x, mask) {
@@ -95,18 +96,31 @@ function makePeer(g, params) {
 }
 
 /**
+ * A bundled model as an OnnxGraph: at a fixed `extent`, or with the bucket dim left symbolic
+ * (extent null). int64Inputs: inputs declared INT64 (token ids, fed to Gather as they are) instead
+ * of FLOAT (then Cast(Round(ids))): the form an exporter writes, and the one rungs' ONNX frontend
+ * reads (it refuses a float-to-integer Cast of a run-time value). bench/wasm/lib/onnx-files.mjs
+ * hands the bytes of this graph to both rungs' loadOnnx and onnxruntime-web.
+ */
+export function modelGraph(m, extent, int64Inputs = []) {
+  const g = new OnnxGraph(m.spec.name);
+  const dim = extent ?? m.spec.bucket_dim;
+  const ints = new Set(int64Inputs);
+  const ins = new Map();
+  for (const { name: n, shape } of inputShapes(m.spec, dim)) ins.set(n, g.input(n, shape, ints.has(n) ? 'int64' : 'float32'));
+  const peer = makePeer(g, m.params, ints);
+  const outs = lowerModel(m.spec, peer, ins);
+  m.spec.outputs.forEach((o, i) => g.output(o.name, outs[i]));
+  return g;
+}
+
+/**
  * A session for a bundled model: at a fixed `extent`, or with the bucket dim left symbolic
  * (extent null: one session runs every length at its exact shape).
  * run({name: Float32Array}) -> Promise<Float32Array[]>; `shapesFor(inputs)` gives input shapes.
  */
 export async function model(ort, sessionOptions, m, extent, shapesFor) {
-  const g = new OnnxGraph(m.spec.name);
-  const dim = extent ?? m.spec.bucket_dim;
-  const ins = new Map();
-  for (const { name: n, shape } of inputShapes(m.spec, dim)) ins.set(n, g.input(n, shape));
-  const peer = makePeer(g, m.params);
-  const outs = lowerModel(m.spec, peer, ins);
-  m.spec.outputs.forEach((o, i) => g.output(o.name, outs[i]));
+  const g = modelGraph(m, extent);
   const { s, setupMs } = await session(ort, sessionOptions, g);
   const outNames = m.spec.outputs.map((o) => o.name);
   return {

@@ -11,6 +11,8 @@ import { OnnxGraph } from '../onnx.mjs';
 export const name = 'onnxruntime-web';
 
 const sessionOptions = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+// The module and the options every session here uses, for the ONNX files' section (lib/onnx-files.mjs).
+export { ort, sessionOptions };
 
 export async function init(threads = 1) {
   ort.env.wasm.numThreads = threads;

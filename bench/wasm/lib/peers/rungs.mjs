@@ -21,6 +21,8 @@ const needs = {
   model: ['loadModel', 'Session.prototype.compileHir', 'CompiledGraph.prototype.setParam', 'CompiledGraph.prototype.run'],
   cache: ['loadModel', 'BucketedCompileCache', 'BucketedCompileCache.powerOfTwoLadder', 'BucketedCompileCache.prototype.runPadded',
     'BucketedCompileCache.prototype.setActiveExtent', 'BucketedCompileCache.prototype.stats'],
+  onnx: ['loadOnnx', 'Model.prototype.inputLayouts', 'Model.prototype.outputInners', 'Session.prototype.compileHir',
+    'BucketedCompileCache.prototype.ensureHirWithParams', 'BucketedCompileCache.prototype.runPadded'],
 };
 
 function has(path) {
