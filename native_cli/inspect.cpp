@@ -90,7 +90,7 @@ int run_check_padding(const InspectOptions& o, const Model& model) {
   auto build = [&](uint64_t upper) { return model.build(upper); };
   BucketedCompileCache padded(device, buckets), active(device, buckets);
   active.set_active_extent(true);
-  std::string active_reason;
+  std::string active_reason, active_differs;
   std::vector<PaddingCase> cases;
   for (const uint64_t len : lengths) {
     if (!padded.bucket_for(len))
@@ -129,26 +129,36 @@ int run_check_padding(const InspectOptions& o, const Model& model) {
         c.active_rel = std::max(*c.active_rel, ar);
       }
     }
-    if (!ran_active) active_reason = active.stats().buckets[*active.bucket_for(len)].active_reason;
+    const BucketStats b = active.stats().buckets[*active.bucket_for(len)];
+    if (!ran_active) active_reason = b.active_reason;
+    else if (active_differs.empty()) active_differs = b.active_differs_from_padding;
     cases.push_back(c);
   }
-  double worst = 0;
+  double worst = 0, worst_active = 0;
   const PaddingCase* worst_case = &cases.front();
   for (const auto& c : cases) {
     const double w = std::max(c.padded_rel, c.active_rel.value_or(0));
     if (w > worst) worst = w, worst_case = &c;
+    worst_active = std::max(worst_active, c.active_rel.value_or(0));
   }
   const bool safe = worst <= kTolerance;
   const bool any_active = std::any_of(cases.begin(), cases.end(), [](const PaddingCase& c) { return c.active_abs.has_value(); });
+  const bool all_active = std::all_of(cases.begin(), cases.end(), [](const PaddingCase& c) { return c.active_abs.has_value(); });
+  // Active extent computes each length as if compiled at it: exact even where padding is not.
+  const bool active_exact = all_active && worst_active <= kTolerance;
   const std::string verdict =
       safe ? std::string("padding-safe: ") + (any_active ? "padded and active runs match" : "padded runs match") +
                  " the exact runs on the real positions (largest relative difference " + sci(worst) + " <= " + sci(kTolerance) + ")"
            : "NOT padding-safe: padded positions reach the real ones (largest relative difference " + sci(worst) + " at length " +
                  std::to_string(worst_case->length) + ", output '" + worst_case->worst_output +
-                 "'): a bucketed run of this model differs from an exact run. Give its attention and pooling a mask of the real "
-                 "tokens, or run it with exact buckets (--ladder exact)";
+                 "'): a bucketed run of this model differs from an exact run. " +
+                 (active_exact ? "Active extent is exact for it: every length ran at its real rows and matches the exact runs "
+                                 "(largest relative difference " + sci(worst_active) + "); run it with active extent (a ladder with "
+                                 "+active, BucketedCompileCache::set_active_extent(true))"
+                               : std::string("Give its attention and pooling a mask of the real tokens, or run it with exact buckets "
+                                             "(--ladder exact)"));
   if (o.format == "json") {
-    nlohmann::json j = {{"model", model.name()}, {"bucket_dim", model.bucket_dim()}, {"ladder", o.ladder}, {"tolerance", kTolerance}, {"padding_safe", safe}, {"largest_relative_difference", worst}};
+    nlohmann::json j = {{"model", model.name()}, {"bucket_dim", model.bucket_dim()}, {"ladder", o.ladder}, {"tolerance", kTolerance}, {"padding_safe", safe}, {"active_exact", active_exact}, {"largest_relative_difference", worst}};
     j["lengths"] = nlohmann::json::array();
     for (const auto& c : cases) {
       nlohmann::json r = {{"length", c.length}, {"extent", c.extent}, {"padded_max_abs", c.padded_abs}, {"padded_max_rel", c.padded_rel}, {"active_max_abs", nullptr}, {"active_max_rel", nullptr}, {"outputs_compared_whole", c.whole_outputs}};
@@ -156,6 +166,7 @@ int run_check_padding(const InspectOptions& o, const Model& model) {
       j["lengths"].push_back(r);
     }
     j["active_reason"] = active_reason.empty() ? nlohmann::json() : nlohmann::json(active_reason);
+    j["active_differs_from_padding"] = active_differs.empty() ? nlohmann::json() : nlohmann::json(active_differs);
     j["verdict"] = verdict;
     std::cout << j.dump(2) << '\n';
     return safe ? 0 : 1;
@@ -169,6 +180,7 @@ int run_check_padding(const InspectOptions& o, const Model& model) {
            c.active_abs ? sci(*c.active_abs) : "-", c.active_rel ? sci(*c.active_rel) : "-"});
   t.print(std::cout);
   if (!active_reason.empty()) std::cout << "active extent not used: " << active_reason << '\n';
+  if (!active_differs.empty()) std::cout << "active extent differs from padding at " << active_differs << '\n';
   std::cout << verdict << '\n';
   return safe ? 0 : 1;
 }

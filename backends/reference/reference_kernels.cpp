@@ -140,7 +140,8 @@ class ReferenceKernel final : public Kernel {
       }
       case Op::Slice: {
         const int axis = static_cast<int>(n.ints[0]);
-        const int64_t start = n.ints[1], len = n.ints[2];
+        // od[axis] is the compiled length, or fewer rows of a prefix slice under active extent.
+        const int64_t start = n.ints[1], len = od[axis];
         const Dims& id = in[0].dims;
         int64_t outer = 1, inner = 1;
         for (int i = 0; i < axis; ++i) outer *= id[i];

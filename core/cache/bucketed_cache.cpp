@@ -46,6 +46,7 @@ struct Slot {
   std::atomic<CompiledGraph*> ready{nullptr};  // graph.get() once compiled
   std::atomic<int> active{kActiveUnknown};     // ActiveState, set once under m
   std::string active_reason;
+  std::string active_differs;  // CompiledGraph::active_rows_differs_from_padding
 
   mutable std::mutex stats_m;
   BucketStats st;  // counters only; range, upper, compiled, sizes are filled in by stats()
@@ -81,6 +82,7 @@ struct BucketedCompileCache::Impl {
   static void prepare_active(Slot& slot, CompiledGraph& graph) {
     const bool ok = graph.prepare_active_rows(static_cast<int64_t>(slot.upper));
     slot.active_reason = ok ? std::string() : graph.active_rows_reason();
+    slot.active_differs = ok ? graph.active_rows_differs_from_padding() : std::string();
     slot.active.store(ok ? kActiveYes : kActiveNo, std::memory_order_release);
   }
 
@@ -384,6 +386,7 @@ CacheStats BucketedCompileCache::stats() const {
       b.active_supported = active == kActiveYes;
       std::lock_guard<std::mutex> lock(slot.m);
       b.active_reason = slot.active_reason;
+      b.active_differs_from_padding = slot.active_differs;
     }
     if (g) {
       b.arena_bytes = g->report().arena_bytes;

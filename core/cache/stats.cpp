@@ -22,6 +22,7 @@ nlohmann::ordered_json bucket_json(const BucketStats& b) {
   if (b.active_supported) {
     j["active_supported"] = *b.active_supported;
     if (!*b.active_supported) j["active_reason"] = b.active_reason;
+    if (!b.active_differs_from_padding.empty()) j["active_differs_from_padding"] = b.active_differs_from_padding;
   } else {
     j["active_supported"] = nullptr;
   }

@@ -194,6 +194,7 @@ bool CompiledGraph::prepare_active_rows(int64_t extent) {
   if (impl_->rows && impl_->rows->extent == extent) return impl_->rows->supported;
   passes::ActiveRows rows = passes::analyze_active_rows(impl_->exec->graph(), extent);
   impl_->rows_reason = rows.supported ? std::string() : rows.reason;
+  impl_->rows_differs = rows.differs_from_padding;
   impl_->rows = std::move(rows);
   return impl_->rows->supported;
 }
@@ -204,6 +205,7 @@ bool CompiledGraph::active_rows_supported() const {
 }
 
 const std::string& CompiledGraph::active_rows_reason() const { return impl_->rows_reason; }
+const std::string& CompiledGraph::active_rows_differs_from_padding() const { return impl_->rows_differs; }
 
 std::vector<std::vector<float>> CompiledGraph::run_rows(std::span<const NamedInput> inputs, int64_t rows) const {
   const passes::ActiveRows* plan;

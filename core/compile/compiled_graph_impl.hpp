@@ -24,6 +24,7 @@ struct CompiledGraph::Impl {
   std::mutex rows_mu;
   std::optional<passes::ActiveRows> rows;
   std::string rows_reason = "prepare_active_rows was not called";
+  std::string rows_differs;  // ActiveRows::differs_from_padding of the prepared extent
 };
 
 }  // namespace rungs

@@ -50,6 +50,11 @@ struct Analysis {
   std::vector<int> axis;
   std::vector<bool> zero;
   std::string reason;
+  std::string differs;  // the first node where a padded run would differ from the exact one
+
+  void note_differs(uint32_t id, const std::string& why) {
+    if (differs.empty()) differs = ir::node_to_text(g, id) + ": " + why;
+  }
 
   bool refuse(uint32_t id, const std::string& why) {
     if (reason.empty()) reason = ir::node_to_text(g, id) + ": " + why;
@@ -180,8 +185,14 @@ struct Analysis {
         if (a < 0) return true;
         bool reduced = std::find(n.ints.begin(), n.ints.end(), a) != n.ints.end();
         if (reduced) {
-          if (n.op != Op::ReduceSum) return refuse(id, "mean or max over rows depends on the padding");
-          if (!in_zero(0)) return refuse(id, "a sum over rows of a value that is not zero in padded rows");
+          // The kernel reduces over the runtime rows (a mean divides by their count): exact at r.
+          // A padded run would reduce over the padding too, unless a sum's padded rows are zero.
+          if (n.op != Op::ReduceSum) {
+            note_differs(id, std::string(n.op == Op::ReduceMean ? "mean" : "max") + " over rows");
+          } else if (!in_zero(0)) {
+            // Its divisor, if any, may be a compiled constant (a sequence length folded from E).
+            return refuse(id, "a sum over rows of a value that is not zero in padded rows");
+          }
           return true;  // the result no longer has rows
         }
         int out = a;
@@ -216,11 +227,28 @@ struct Analysis {
         zero[id] = in_zero(0);
         return true;
       }
-      case Op::Slice:
-        if (in_axis(0) >= 0 && in_axis(0) == n.ints[0]) return refuse(id, "slicing across rows");
-        axis[id] = in_axis(0);
+      case Op::Slice: {
+        const int a = in_axis(0), along = static_cast<int>(n.ints[0]);
+        if (a >= 0 && a == along) {
+          // Leading rows every run has (r >= 1): the first token, for a pooler or a classifier.
+          if (n.ints[1] + n.ints[2] > 1) return refuse(id, "slicing across rows past the first");
+          zero[id] = false;
+          return true;  // the result no longer has rows
+        }
+        // The first E rows of a table without rows (position embeddings): its first r rows are
+        // the first r rows of the table, so the slice carries rows on its outermost non-1 axis.
+        if (a < 0 && n.ints[1] == 0 && n.ints[2] == extent) {
+          int outer = -1;
+          for (size_t i = 0; i < n.shape.size() && outer < 0; ++i)
+            if (n.shape[i] != 1) outer = static_cast<int>(i);
+          if (outer != along) return refuse(id, "a slice of E rows that is not along its outermost axis");
+          axis[id] = along;
+          return true;
+        }
+        axis[id] = a;
         zero[id] = in_zero(0);
         return true;
+      }
       case Op::Concat: {
         int a = in_axis(0);
         for (size_t k = 0; k < n.in.size(); ++k)
@@ -245,10 +273,13 @@ struct Analysis {
           return true;
         }
         if (k == 1) {
-          bool masked = n.has_mask && in_axis(3) == 1 && zero[n.in[3]];
+          // The kernel attends only the runtime keys: exact at r. A padded run attends the padded
+          // keys too unless a key mask drops them or the attention is causal self-attention.
+          if (n.has_mask && in_axis(3) != 1) return refuse(id, "the keys carry rows but the key mask does not");
+          bool masked = n.has_mask && zero[n.in[3]];
           bool causal_self = n.causal && q == 1 && g.nodes[n.in[0]].shape[1] == g.nodes[n.in[1]].shape[1];
           if (!masked && !causal_self)
-            return refuse(id, "padded keys would be attended: give a key mask that is zero in padded rows, or use causal self-attention");
+            note_differs(id, "attention over the rows without a key mask that is zero in padded rows");
         } else if (n.has_mask && in_axis(3) >= 0) {
           return refuse(id, "the key mask carries rows but the keys do not");
         }
@@ -274,7 +305,7 @@ struct Analysis {
 ActiveRows analyze_active_rows(const ir::GraphImpl& g, int64_t extent) {
   ActiveRows r;
   r.extent = extent;
-  Analysis a{g, extent, std::vector<int>(g.nodes.size(), -1), std::vector<bool>(g.nodes.size(), false), {}};
+  Analysis a{g, extent, std::vector<int>(g.nodes.size(), -1), std::vector<bool>(g.nodes.size(), false), {}, {}};
   bool any_rows = false;
   for (uint32_t i = 0; i < g.nodes.size(); ++i) {
     if (!a.node(i)) {
@@ -295,13 +326,15 @@ ActiveRows analyze_active_rows(const ir::GraphImpl& g, int64_t extent) {
     bool reads_rows = std::any_of(n.in.begin(), n.in.end(), [&](uint32_t s) { return a.axis[s] >= 0; });
     if (!reads_rows) continue;
     bool spans = std::find(n.shape.begin(), n.shape.end(), extent) != n.shape.end();
-    bool reduces_rows = n.op == Op::ReduceSum || n.op == Op::Attention;
+    bool reduces_rows = n.op == Op::ReduceSum || n.op == Op::ReduceMean || n.op == Op::ReduceMax ||
+                        n.op == Op::Attention || (n.op == Op::Slice && a.axis[n.in[0]] == n.ints[0]);
     if (spans && !reduces_rows) {
       r.reason = ir::node_to_text(g, i) + ": reads rows but its own shape keeps the extent";
       return r;
     }
   }
   r.supported = true;
+  r.differs_from_padding = std::move(a.differs);
   r.row_axis = std::move(a.axis);
   return r;
 }

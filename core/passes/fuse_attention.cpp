@@ -325,11 +325,24 @@ bool fuse_attention(ir::GraphImpl& g) {
       att.has_mask = true;
     };
     if (rank == 3) {
-      const uint32_t k = g.nodes[kt].in[0];
+      uint32_t k = g.nodes[kt].in[0];
       const Shape ks = g.nodes[k].shape;
-      if (!is_transpose(g.nodes[kt], {0, 2, 1}) || ks[0] != qs[0] || vs[0] != qs[0]) continue;
+      // k^T from k [B, Sk, Dh] ({0, 2, 1}) or, as torch's MultiheadAttention exports it, from k
+      // [Sk, B, Dh] ({1, 2, 0}): that k is read through a transpose to [B, Sk, Dh].
+      const bool from_bsd = is_transpose(g.nodes[kt], {0, 2, 1});
+      const bool from_sbd = is_transpose(g.nodes[kt], {1, 2, 0});
+      const Shape kb = from_sbd ? Shape{ks[1], ks[0], ks[2]} : ks;
+      if ((!from_bsd && !from_sbd) || kb[0] != qs[0] || vs[0] != qs[0]) continue;
+      if (from_sbd) {
+        Node t;
+        t.op = Op::Transpose;
+        t.in = {k};
+        t.ints = {1, 0, 2};
+        t.shape = kb;
+        k = rw.append(std::move(t));
+      }
       att.in = {q, k, v};
-      add_keep_mask(qs[0], ks[1]);
+      add_keep_mask(qs[0], kb[1]);
       att.shape = out;
       rw.replace(root, std::move(att));
       continue;

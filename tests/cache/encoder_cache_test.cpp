@@ -144,29 +144,64 @@ TEST(EncoderCache, ActiveExtentSkipsThePaddedRows) {
   EXPECT_EQ(ps.computed_rows, uppers);
 }
 
-TEST(EncoderCache, ActiveExtentFallsBackWhenRowsAreNotIndependent) {
+TEST(EncoderCache, ActiveExtentIsExactWherePaddingIsNot) {
   // y = x - mean over rows: every row depends on every other, so padded rows change the result.
-  // The cache must notice and pad (and the padded answer is the one the graph defines).
+  // With active extent the mean is over the real rows (the graph as if compiled at 3 rows), and
+  // the stats say the bucket differs from padding; without it the padded mean is what comes out.
   auto build = [](uint64_t u) {
     Graph g;
     Value x = g.input("x", {static_cast<int64_t>(u), 2});
     g.output("y", g.sub(x, g.mean(x, {0}, true)));
     return g;
   };
+  const std::vector<float> x{1, 2, 3, 4, 5, 6};  // 3 rows, upper 4
+  const PaddedInput in[] = {{"x", x, 2}};
+  const size_t inners[] = {2};
+  for (bool active : {false, true}) {
+    auto c = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 4, 8);
+    c.set_active_extent(active);
+    auto r = c.run_padded(3, 3, build, in, inners);
+    ASSERT_TRUE(r);
+    const CacheStats s = c.stats();
+    if (active) {
+      // Exact mean over 3 rows: 3, 4.
+      EXPECT_TRUE(close(r->outputs[0], {-2, -2, 0, 0, 2, 2}, 1e-6f));
+      EXPECT_EQ(s.active_runs, 1u);
+      EXPECT_EQ(s.buckets[0].active_supported, std::optional<bool>(true));
+      EXPECT_NE(s.buckets[0].active_differs_from_padding.find("mean over rows"), std::string::npos)
+          << s.buckets[0].active_differs_from_padding;
+      EXPECT_NE(s.to_json().find("active_differs_from_padding"), std::string::npos);
+    } else {
+      // Padded mean over 4 rows: (1+3+5+0)/4 = 2.25, (2+4+6+0)/4 = 3.
+      EXPECT_TRUE(close(r->outputs[0], {-1.25f, -1, 0.75f, 1, 2.75f, 3}, 1e-6f));
+      EXPECT_EQ(s.padded_runs, 1u);
+      EXPECT_EQ(s.buckets[0].active_supported, std::nullopt);
+    }
+  }
+}
+
+TEST(EncoderCache, ActiveExtentFallsBackWhenTheAnalysisRefuses) {
+  // A sum over rows of exp(x): exp(0) = 1 in padded rows, and nothing tells a compiled divisor
+  // from another constant, so the analysis refuses and the cache pads.
+  auto build = [](uint64_t u) {
+    Graph g;
+    Value x = g.input("x", {static_cast<int64_t>(u), 2});
+    g.output("y", g.sub(x, g.sum(g.exp(x), {0}, true)));
+    return g;
+  };
   auto c = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 4, 8);
   c.set_active_extent(true);
-  const std::vector<float> x{1, 2, 3, 4, 5, 6};  // 3 rows, upper 4
+  const std::vector<float> x{0, 0, 0, 0, 0, 0};  // 3 rows, upper 4
   const PaddedInput in[] = {{"x", x, 2}};
   const size_t inners[] = {2};
   auto r = c.run_padded(3, 3, build, in, inners);
   ASSERT_TRUE(r);
-  // Padded mean over 4 rows: (1+3+5+0)/4 = 2.25, (2+4+6+0)/4 = 3.
-  EXPECT_TRUE(close(r->outputs[0], {-1.25f, -1, 0.75f, 1, 2.75f, 3}, 1e-6f));
+  EXPECT_TRUE(close(r->outputs[0], {-4, -4, -4, -4, -4, -4}, 1e-6f));  // 4 rows of exp(0)
   const CacheStats s = c.stats();
   EXPECT_EQ(s.padded_runs, 1u);
   EXPECT_EQ(s.active_runs, 0u);
   EXPECT_EQ(s.buckets[0].active_supported, std::optional<bool>(false));
-  EXPECT_FALSE(s.buckets[0].active_reason.empty());
+  EXPECT_NE(s.buckets[0].active_reason.find("not zero in padded rows"), std::string::npos) << s.buckets[0].active_reason;
 }
 
 TEST(EncoderCache, ActiveExtentSwitchedOnAfterCompilePreparesLazily) {

@@ -732,11 +732,14 @@ TEST(CliCheckPadding, AModelWithoutAMaskIsReportedNotPaddingSafe) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("NOT padding-safe: padded positions reach the real ones (largest relative difference"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("Give its attention and pooling a mask of the real tokens, or run it with exact buckets"), std::string::npos);
-  EXPECT_NE(r.out.find("active extent not used:"), std::string::npos) << r.out;
+  // Unmasked attention and mean pooling: active extent runs each length as if compiled at it.
+  EXPECT_NE(r.out.find("Active extent is exact for it: every length ran at its real rows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("active extent differs from padding at "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("active extent not used:"), std::string::npos) << r.out;
   Result j = cli("inspect " + path + " --check-padding --format json");
   EXPECT_EQ(j.code, 1);
   EXPECT_FALSE(json_of(j)["padding_safe"].get<bool>());
+  EXPECT_TRUE(json_of(j)["active_exact"].get<bool>());
   EXPECT_GT(json_of(j)["largest_relative_difference"].get<double>(), 1e-2);
   std::remove(path.c_str());
 }
@@ -823,11 +826,27 @@ TEST(CliOnnx, CheckPaddingTellsTheMaskedEncodersFromTheUnmaskedOne) {
     Result r = cli("inspect " + kOnnx + m + ".onnx --check-padding --lengths 3,17 --format json");
     ASSERT_EQ(r.code, 0) << m << r.out;
     EXPECT_TRUE(json_of(r)["padding_safe"].get<bool>()) << m;
+    EXPECT_TRUE(json_of(r)["active_exact"].get<bool>()) << m << ": active extent ran at every length";
+    EXPECT_TRUE(json_of(r)["active_differs_from_padding"].is_null()) << m;
     EXPECT_EQ(json_of(r)["bucket_dim"], "seq");
   }
   Result r = cli("inspect " + kOnnx + "unmasked_mean_encoder.onnx --check-padding --lengths 3,17");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("NOT padding-safe: padded positions reach the real ones"), std::string::npos) << r.out;
+  // ... but active extent runs it as if compiled at each length: exact (issue #18).
+  EXPECT_NE(r.out.find("Active extent is exact for it: every length ran at its real rows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("active extent differs from padding at "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("active extent not used"), std::string::npos) << r.out;
+  Result j = cli("inspect " + kOnnx + "unmasked_mean_encoder.onnx --check-padding --lengths 1,3,17,40 --format json");
+  EXPECT_EQ(j.code, 1) << j.out;
+  const auto v = json_of(j);
+  EXPECT_FALSE(v["padding_safe"].get<bool>());
+  EXPECT_TRUE(v["active_exact"].get<bool>());
+  EXPECT_TRUE(v["active_reason"].is_null());
+  for (const auto& l : v["lengths"]) {
+    EXPECT_LE(l["active_max_rel"].get<double>(), 1e-4) << l;
+    EXPECT_GT(l["padded_max_rel"].get<double>(), 1e-2) << l;
+  }
 }
 
 TEST(CliOnnx, BucketDimAndFixBindTheSymbols) {

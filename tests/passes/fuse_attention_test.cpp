@@ -72,6 +72,31 @@ TEST_P(PassAttention, Rank3SingleTokenAndBatchOne) {
   expect_same_outputs(runs);
 }
 
+// torch's nn.MultiheadAttention as exported: k is [Sk, B*H, Dh] (sequence first) and k^T comes
+// from it with perm {1, 2, 0}; q and v are already [B*H, S, Dh].
+TEST_P(PassAttention, Rank3KeysSequenceFirstAsMultiheadAttentionExportsThem) {
+  Graph g;
+  auto q = g.input("q", {4, 5, 8});
+  auto k = g.input("k", {7, 4, 8});
+  auto v = g.input("v", {4, 7, 3});
+  auto s = g.matmul(g.div(q, g.constant({2.f}, {})), g.transpose(k, {1, 2, 0}));
+  g.output("o", g.matmul(g.softmax(s, -1), v));
+  FusionRuns runs = run_fused_and_plain(g, GetParam());
+  EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
+  EXPECT_EQ(count_kernels(runs.fused, "softmax"), 0u) << kernel_ops(runs.fused);
+  expect_no_score_tensor(runs.fused, 5, 7);
+  expect_same_outputs(runs);
+  // Any other perm of k is not k^T: left alone.
+  Graph h;
+  auto q2 = h.input("q", {4, 5, 8});
+  auto k2 = h.input("k", {8, 4, 5});
+  auto v2 = h.input("v", {4, 5, 3});
+  h.output("o", h.matmul(h.softmax(h.matmul(q2, h.transpose(k2, {1, 0, 2})), -1), v2));
+  FusionRuns other = run_fused_and_plain(h, GetParam());
+  EXPECT_EQ(count_kernels(other.fused, "attention"), 0u) << kernel_ops(other.fused);
+  expect_same_outputs(other);
+}
+
 // x [B, S, H*Dh] -> [B, H, S, Dh] the usual way (reshape, transpose); k goes straight to
 // [B, H, Dh, S] with perm {0, 2, 3, 1} or via k^T of [B, H, S, Dh].
 Graph rank4(bool k_direct, int64_t B, int64_t H, int64_t Sq, int64_t Sk, int64_t Dh) {

@@ -165,6 +165,7 @@ val from_bucket_stats(const BucketStats& b) {
       [&](const char* name, const char*, auto member, auto) { out.set(stats_schema::camel_case(name), js_number(b.*member)); });
   out.set("activeSupported", b.active_supported ? val(*b.active_supported) : val::null());
   out.set("activeReason", b.active_reason);
+  out.set("activeDiffersFromPadding", b.active_differs_from_padding);
   return out;
 }
 

@@ -342,6 +342,9 @@ export interface BucketStats {
   /** null until the bucket was prepared for active extent. */
   activeSupported: boolean | null;
   activeReason: string;
+  /** When active extent is supported: '' if active runs equal padded ones on the real rows, else
+   * the node where padding reaches them (a model without a mask); active runs are then exact. */
+  activeDiffersFromPadding: string;
   arenaBytes: number;
   paramBytes: number;
 }

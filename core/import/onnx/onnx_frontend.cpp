@@ -907,8 +907,16 @@ class Builder {
             for (int64_t j = 0; j < inner; ++j) t.v[k++] = data.c.v[static_cast<size_t>((o * dim + id) * inner + j)];
         return set(0, make_const(std::move(t)));
       }
-      // Rows of a weight table at constant ids (position embeddings): an embedding lookup.
+      // Rows of a weight table at constant ids (position embeddings). Consecutive ids from 0 (the
+      // usual Range(0, seq) or a sliced position-id buffer) are a prefix slice of the table, which
+      // active extent can shorten (docs/active-extent.md); other ids an embedding lookup.
       if (data.where == Val::Where::Weight && axis == 0 && data.shape.size() == 2 && ids.size() > 1) {
+        bool prefix = true;
+        for (size_t i = 0; prefix && i < ids.size(); ++i) prefix = ids[i] == static_cast<int64_t>(i);
+        if (prefix) {
+          const auto n = static_cast<int64_t>(ids.size());
+          return set(0, reshape_val(make_rt(graph_->slice(mat(data), 0, 0, n), data.kind), out_shape));
+        }
         Tensor ti{Kind::Int, idx.shape, std::vector<double>(ids.begin(), ids.end())};
         Value y = graph_->gather(mat(data), mat(make_const(ti)));
         return set(0, make_rt(y, data.kind));

@@ -86,9 +86,12 @@ struct BucketStats {
   // wrote over every run, including runs made on the graph directly).
   uint64_t elements_computed = 0;
   // Active extent: unknown until the bucket was prepared (std::nullopt), then whether it is
-  // supported and, when not, why.
+  // supported and, when not, why. When supported, active_differs_from_padding is empty if active
+  // runs equal padded ones on the real rows, else names the node where padding would reach them
+  // (a model without a mask): active runs are then the exact results and padded runs are not.
   std::optional<bool> active_supported;
   std::string active_reason;
+  std::string active_differs_from_padding;
   size_t arena_bytes = 0;  // the compiled graph's arena
   size_t param_bytes = 0;  // params as this graph reports them (a shared copy counts in each graph)
 };

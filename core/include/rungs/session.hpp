@@ -129,6 +129,10 @@ class CompiledGraph {
   bool prepare_active_rows(int64_t extent);
   bool active_rows_supported() const;
   const std::string& active_rows_reason() const;  // why not, when unsupported
+  // When supported: empty if run_rows equals the padded run's real rows; else the first node where
+  // a padded run would differ (a plain mean over rows, attention without a key mask). run_rows is
+  // then the exact result (the graph as if compiled at `rows`) and the padded run is not.
+  const std::string& active_rows_differs_from_padding() const;
   std::vector<std::vector<float>> run_rows(std::span<const NamedInput> inputs, int64_t rows) const;
   // Output elements written by kernels over every run so far (a work counter: a run at fewer rows
   // adds proportionally less).
