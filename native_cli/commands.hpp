@@ -25,6 +25,9 @@ Command add_bench(CLI::App& app);
 Command add_plan(CLI::App& app);
 // `rungs inspect MODEL --extent E [--dump-passes]`
 Command add_inspect(CLI::App& app);
+// `rungs embed MODEL (--text TEXT...|--file FILE) [--vocab PATH] [--ladder SPEC] [--similarity]
+//  [--format text|json|npy] [-o DIR]`: sentence embeddings (docs/tfjs.md)
+Command add_embed(CLI::App& app);
 // `rungs trace lognormal --median M --count C --max X --seed S`
 Command add_trace(CLI::App& app);
 

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   std::vector<rungs::cli::Command> commands;
   commands.push_back(rungs::cli::add_info(app));
   commands.push_back(rungs::cli::add_run(app));
+  commands.push_back(rungs::cli::add_embed(app));
   commands.push_back(rungs::cli::add_bench(app));
   commands.push_back(rungs::cli::add_plan(app));
   commands.push_back(rungs::cli::add_inspect(app));

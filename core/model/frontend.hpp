@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -68,5 +69,14 @@ struct LoadedFrontend {
 // Error(Unsupported) for an op, opset or type rungs does not support, naming the node at fault.
 LoadedFrontend load_onnx(std::span<const uint8_t> bytes, const LoadOptions& options, const std::string& source,
                          const std::string& base_dir);
+
+// TF.js graph models (docs/tfjs.md), defined by the rungs_import_tfjs layer (core/import/tfjs), or
+// refused by core/model/tfjs_absent.cpp in a build without the ONNX frontend it reuses.
+// `read_shard(i, path)` returns the bytes of the i-th shard the weightsManifest lists (in order,
+// across groups), named `path` there.
+using ShardReader = std::function<std::vector<uint8_t>(size_t index, const std::string& path)>;
+bool is_tfjs_model(std::string_view json_text);  // an object with modelTopology and weightsManifest
+LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_shard, const LoadOptions& options,
+                         const std::string& source);
 
 }  // namespace rungs::model

@@ -540,13 +540,30 @@ std::string Model::to_json(std::string_view weights_file) const {
   return model::spec_to_json(*impl_->spec, weights_file);
 }
 
+// A TF.js graph model at `path` (model.json with a modelTopology), its shards read from beside it.
+static std::unique_ptr<Model::Impl> tfjs_file_impl(const std::string& path, std::string_view text, const LoadOptions& options) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const model::ShardReader read = [&](size_t, const std::string& shard) {
+    return safetensors::read_bytes((dir / shard).string(), model::kMaxOnnxBytes);
+  };
+  return frontend_impl(model::load_tfjs(text, read, options, path), path);
+}
+
 Model load_model(const std::string& path, const LoadOptions& options) {
   if (!is_onnx_path(path)) {
-    if (!options.bucket_dim.empty() || !options.fix.empty() || !options.external_data.empty()) {
-      fail(ErrorCode::InvalidArgument, path + ": load options (bucket_dim, fix, external_data) apply to .onnx "
-                                              "files only; a JSON description names its bucket dim itself");
+    if (options.bucket_dim.empty() && options.fix.empty() && options.external_data.empty()) return load_model(path);
+    // Options: a TF.js graph model checks them itself; a JSON description takes none.
+    std::vector<uint8_t> bytes;
+    try {
+      bytes = safetensors::read_bytes(path, kMaxDescriptionBytes);
+    } catch (const Error&) {
+      bytes.clear();
     }
-    return load_model(path);
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (model::is_tfjs_model(text)) return Model(tfjs_file_impl(path, text, options));
+    fail(ErrorCode::InvalidArgument, path + ": load options (bucket_dim, fix, external_data) apply to .onnx "
+                                            "files and TF.js graph models only; a JSON description names its "
+                                            "bucket dim itself");
   }
   const auto bytes = safetensors::read_bytes(path, model::kMaxOnnxBytes);
   const std::string dir = std::filesystem::path(path).parent_path().string();
@@ -558,10 +575,24 @@ Model load_model_from_onnx_bytes(std::span<const uint8_t> onnx, const LoadOption
   return Model(frontend_impl(model::load_onnx(onnx, options, source, std::string()), source));
 }
 
+Model load_model_from_tfjs(std::string_view model_json, std::span<const std::vector<uint8_t>> shards,
+                           std::string_view name) {
+  const std::string source = std::string(name) + "/model.json";
+  const model::ShardReader read = [&](size_t index, const std::string& shard) {
+    if (index >= shards.size()) {
+      fail(ErrorCode::InvalidArgument, source + ": the weightsManifest names shard " + std::to_string(index + 1) + " ('" +
+                                           shard + "') but " + std::to_string(shards.size()) + " were given");
+    }
+    return shards[index];
+  };
+  return Model(frontend_impl(model::load_tfjs(model_json, read, LoadOptions{}, source), source));
+}
+
 Model load_model(const std::string& path) {
   if (is_onnx_path(path)) return load_model(path, LoadOptions{});
   const auto bytes = safetensors::read_bytes(path, kMaxDescriptionBytes);
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  if (model::is_tfjs_model(text)) return Model(tfjs_file_impl(path, text, LoadOptions{}));
   auto impl = parse_impl(text, path);
   const std::string& weights = impl->spec->weights;
   if (weights.empty()) {

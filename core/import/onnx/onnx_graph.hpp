@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/import/onnx/onnx_tensor.hpp"
+#include "core/model/frontend.hpp"
 #include "rungs/model.hpp"
 
 namespace rungs::onnx_import {
@@ -60,7 +61,20 @@ struct OnnxGraph {
   std::map<std::string, Shape> weights;     // float initializers of more than one value
   ParamMap weight_values;                   // their values, f32
   std::map<std::string, TensorDType> stored;
+  // Input -> a bound every value of it keeps (never set from an ONNX file: the TF.js frontend says
+  // token ids are >= 0); a comparison the bound decides folds to a constant.
+  std::map<std::string, double> input_min;
 };
+
+// The domain of the few TensorFlow ops the TF.js frontend hands the builder as they are
+// (core/import/tfjs): BatchMatMul with adj_x / adj_y.
+inline const std::string kTfDomain = "org.tensorflow";
+
+// Builds the HirModule of `g` with its symbolic dims bound (onnx_frontend.cpp): constant nodes
+// fold, the rest maps onto Graph ops. `where` names the model (and extent) in errors; `roles`, when
+// given, receives what each input feeds. The TF.js frontend builds its translated graphs with it.
+HirModule build_module(const OnnxGraph& g, const std::string& where, const std::map<std::string, int64_t>& symbols,
+                       std::vector<model::Frontend::Role>* roles);
 
 // A float initializer of more than one value is a weight: a Graph param named by the
 // initializer, never folded; anything else (ints, bools, float scalars) is a constant.

@@ -139,6 +139,7 @@ class Model {
   friend Model load_model(const std::string&, const LoadOptions&);
   friend Model load_model_from_bytes(std::string_view, std::span<const uint8_t>, std::string_view);
   friend Model load_model_from_onnx_bytes(std::span<const uint8_t>, const LoadOptions&, std::string_view);
+  friend Model load_model_from_tfjs(std::string_view, std::span<const std::vector<uint8_t>>, std::string_view);
 };
 
 // Reads `path` (the JSON description) and the weights file it names, resolved relative to the
@@ -154,6 +155,11 @@ Model load_model(const std::string& path, const LoadOptions& options);
 // error messages.
 Model load_model_from_onnx_bytes(std::span<const uint8_t> onnx, const LoadOptions& options = {},
                                  std::string_view name = "model");
+// A TF.js graph model from memory (docs/tfjs.md): model.json's text and its weight shards in the
+// order its weightsManifest lists them. load_model(path) reads a model.json with a
+// modelTopology (and the shards beside it) the same way. `name` prefixes error messages.
+Model load_model_from_tfjs(std::string_view model_json, std::span<const std::vector<uint8_t>> shards,
+                           std::string_view name = "model");
 // The same from memory (browsers have no files): the description's "weights" field is ignored
 // and `safetensors` is used instead. `name` prefixes error messages (e.g. "encoder").
 Model load_model_from_bytes(std::string_view json_text, std::span<const uint8_t> safetensors,

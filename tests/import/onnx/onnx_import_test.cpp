@@ -107,7 +107,7 @@ TEST(OnnxImport, FixAndBucketDimOptions) {
   LoadOptions json_opts;
   json_opts.bucket_dim = "seq";
   testing::expect_error([&] { load_model("model.json", json_opts); }, ErrorCode::InvalidArgument,
-                        "apply to .onnx files only");
+                        "apply to .onnx files and TF.js graph models only");
 }
 
 // The torch-exported encoders (make_test_models.py) at every golden length, through the bucketed

@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: Apache-2.0
+// core/import/tfjs/tfjs_frontend.cpp: the TF.js graph-model frontend (docs/tfjs.md).
+//
+// Same machinery, another op table: model.json's GraphDef is translated node by node into the
+// ONNX frontend's neutral graph (core/import/onnx/onnx_graph.hpp: ONNX op names, constants,
+// weights), which build_module folds and lowers per extent exactly as it does an ONNX file. The
+// weights come from the shards the weightsManifest names (every Const node's value is there).
+//
+// A sparse batch (Placeholders `indices` [N, 2] and `values` [N], as Universal Sentence Encoder
+// Lite takes) is bound to one sentence: `indices` is (0, i) for i < N at each extent, a constant,
+// so the sparse structure folds away; `values` (the token ids, never negative: the model's mask,
+// ids > -1, folds to ones) is the only runtime input and N its bucket dim, "tokens".
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "core/check.hpp"
+#include "core/import/onnx/onnx_graph.hpp"
+#include "core/model/frontend.hpp"
+#include "core/model/json_util.hpp"
+
+namespace rungs::tfjs_import {
+
+namespace {
+
+using json = nlohmann::json;
+using onnx_import::Attr;
+using onnx_import::Dim;
+using onnx_import::Kind;
+using onnx_import::Node;
+using onnx_import::OnnxGraph;
+using onnx_import::Port;
+using onnx_import::Tensor;
+
+constexpr char kBucket[] = "tokens";
+constexpr int64_t kBig = int64_t{1} << 40;  // "to the end" in a Slice (clamped by the builder)
+
+// The TF ops the translator maps (the list docs/tfjs.md shows and unsupported-op errors print).
+const std::vector<std::string>& supported_ops() {
+  static const std::vector<std::string> ops = {
+      "Abs", "Add", "AddV2", "BatchMatMul", "BatchMatMulV2", "BiasAdd", "Cast", "ConcatV2", "Const", "Conv2D",
+      "Cos", "Div", "Equal", "Erf", "Exp", "ExpandDims", "Fill", "Gather", "GatherNd", "GatherV2", "Greater",
+      "GreaterEqual", "Identity", "Less", "LessEqual", "Log", "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul",
+      "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "Pack", "Placeholder", "Pow", "Prod", "Range", "RealDiv",
+      "Reciprocal", "Relu", "Reshape", "Rsqrt", "ScatterNd", "Select", "SelectV2", "Shape", "Sigmoid", "Sin",
+      "Size", "Slice", "Softmax", "SparseToDense", "Split", "SplitV", "Sqrt", "Square", "Squeeze", "StopGradient",
+      "StridedSlice", "Sub", "Sum", "Tanh", "Transpose", "Where"};
+  return ops;
+}
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string s;
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + xs[i];
+  return s;
+}
+
+// TF DataType (a number or its DT_ name) -> ONNX TensorProto.DataType.
+int onnx_type(const json& t) {
+  static const std::map<std::string, int> names = {{"DT_FLOAT", 1}, {"DT_INT32", 3}, {"DT_INT64", 9},
+                                                   {"DT_BOOL", 10}, {"DT_DOUBLE", 2}, {"DT_UINT8", 4}};
+  int tf = 0;
+  if (t.is_string()) {
+    auto it = names.find(t.get<std::string>());
+    tf = it == names.end() ? -1 : it->second;
+  } else if (t.is_number_integer()) {
+    tf = t.get<int>();
+  }
+  switch (tf) {
+    case 1: return onnx_import::kFloat;
+    case 2: return onnx_import::kDouble;
+    case 3: return onnx_import::kInt32;
+    case 4: return onnx_import::kUint8;
+    case 9: return onnx_import::kInt64;
+    case 10: return onnx_import::kBool;
+    default: return 0;
+  }
+}
+
+int64_t to_int(const json& v) {
+  if (v.is_string()) return std::stoll(v.get<std::string>());
+  if (v.is_number()) return v.get<int64_t>();
+  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  return 0;
+}
+
+// A TF `bytes` attribute: base64 text (protobuf's JSON) or an array of bytes.
+std::string bytes_of(const json& v) {
+  if (v.is_array()) {
+    std::string s;
+    for (const json& b : v) s += static_cast<char>(b.get<int>());
+    return s;
+  }
+  if (!v.is_string()) return {};
+  static const std::string abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : v.get<std::string>()) {
+    const size_t k = abc.find(c);
+    if (k == std::string::npos) continue;  // '=' padding
+    acc = (acc << 6) | static_cast<uint32_t>(k);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+struct TfNode {
+  std::string name, op;
+  std::vector<std::string> inputs;  // data inputs, "x" or "x:k" (control inputs dropped)
+  json attr;
+};
+
+class Translator {
+ public:
+  explicit Translator(const std::string& source) : source_(source) {}
+
+  OnnxGraph g;
+
+  [[noreturn]] void fail_at(const TfNode& n, ErrorCode code, const std::string& what) const {
+    fail(code, source_ + ": node '" + n.name + "' (" + n.op + "): " + what);
+  }
+
+  void translate(const TfNode& n) {
+    node_ = &n;
+    const std::string& op = n.op;
+    static const std::map<std::string, std::string> same = {
+        {"Add", "Add"}, {"AddV2", "Add"}, {"Sub", "Sub"}, {"Mul", "Mul"}, {"RealDiv", "Div"}, {"Div", "Div"},
+        {"Maximum", "Max"}, {"Minimum", "Min"}, {"Pow", "Pow"}, {"Rsqrt", "Rsqrt"}, {"Sqrt", "Sqrt"},
+        {"Tanh", "Tanh"}, {"Relu", "Relu"}, {"Sigmoid", "Sigmoid"}, {"Exp", "Exp"}, {"Log", "Log"},
+        {"Neg", "Neg"}, {"Abs", "Abs"}, {"Sin", "Sin"}, {"Cos", "Cos"}, {"Erf", "Erf"},
+        {"Reciprocal", "Reciprocal"}, {"Less", "Less"}, {"Greater", "Greater"}, {"LessEqual", "LessOrEqual"},
+        {"GreaterEqual", "GreaterOrEqual"}, {"Equal", "Equal"}, {"LogicalNot", "Not"}, {"LogicalAnd", "And"},
+        {"LogicalOr", "Or"}, {"Identity", "Identity"}, {"StopGradient", "Identity"}, {"Shape", "Shape"},
+        {"Size", "Size"}, {"Reshape", "Reshape"}, {"Range", "Range"}, {"Select", "Where"}, {"SelectV2", "Where"},
+        {"GatherNd", "GatherND"}, {"ExpandDims", "Unsqueeze"}};
+    if (auto it = same.find(op); it != same.end()) return emit(it->second, in_all(), {n.name});
+    if (op == "BiasAdd") {
+      check_nhwc(n);
+      return emit("Add", in_all(), {n.name});
+    }
+    if (op == "Square") return emit("Mul", {in(0), in(0)}, {n.name});
+    if (op == "Where") {
+      if (n.inputs.size() == 3) return emit("Where", in_all(), {n.name});
+      const std::string nz = fresh();
+      emit("NonZero", {in(0)}, {nz});
+      return emit("Transpose", {nz}, {n.name}, {{"perm", ints_attr({1, 0})}});
+    }
+    if (op == "Cast") {
+      const int to = onnx_type(attr(n, "DstT").value("type", json()));
+      if (to == 0) fail_at(n, ErrorCode::Unsupported, "Cast to this type is not supported");
+      return emit("Cast", {in(0)}, {n.name}, {{"to", int_attr(to)}});
+    }
+    if (op == "Squeeze") {
+      std::vector<int64_t> dims = list_ints(n, "squeeze_dims");
+      if (dims.empty()) return emit("Squeeze", {in(0)}, {n.name});
+      return emit("Squeeze", {in(0), const_ints(dims)}, {n.name});
+    }
+    if (op == "StridedSlice") return strided_slice(n);
+    if (op == "Slice") {
+      const std::vector<int64_t> begin = ints_of(1), size = ints_of(2);
+      std::vector<int64_t> end, axes;
+      for (size_t i = 0; i < begin.size(); ++i) {
+        end.push_back(size.at(i) < 0 ? kBig : begin[i] + size.at(i));
+        axes.push_back(static_cast<int64_t>(i));
+      }
+      return emit("Slice", {in(0), const_ints(begin), const_ints(end), const_ints(axes)}, {n.name});
+    }
+    if (op == "ConcatV2") {
+      std::vector<std::string> xs = in_all();
+      const int64_t axis = scalar_of(xs.size() - 1);
+      xs.pop_back();
+      return emit("Concat", xs, {n.name}, {{"axis", int_attr(axis)}});
+    }
+    if (op == "Pack") {
+      const int64_t axis = to_int(attr(n, "axis").value("i", json(0)));
+      std::vector<std::string> parts;
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        parts.push_back(fresh());
+        emit("Unsqueeze", {in(i), const_ints({axis})}, {parts.back()});
+      }
+      return emit("Concat", parts, {n.name}, {{"axis", int_attr(axis)}});
+    }
+    if (op == "GatherV2" || op == "Gather") {
+      if (to_int(attr(n, "batch_dims").value("i", json(0))) != 0) fail_at(n, ErrorCode::Unsupported, "batch_dims is not supported");
+      const int64_t axis = op == "GatherV2" ? scalar_of(2) : 0;
+      return emit("Gather", {in(0), in(1)}, {n.name}, {{"axis", int_attr(axis)}});
+    }
+    if (op == "ScatterNd") {  // (indices, updates, shape): into zeros
+      const std::string zeros = fresh();
+      emit("Expand", {zero_scalar(n), in(2)}, {zeros});
+      return emit("ScatterND", {zeros, in(0), in(1)}, {n.name});
+    }
+    if (op == "SparseToDense") {  // (indices, shape, values, default)
+      const std::string dense = fresh();
+      emit("Expand", {in(3), in(1)}, {dense});
+      return emit("ScatterND", {dense, in(0), in(2)}, {n.name});
+    }
+    if (op == "Fill") return emit("Expand", {in(1), in(0)}, {n.name});
+    if (op == "Mean" || op == "Sum" || op == "Max" || op == "Prod") {
+      const std::vector<int64_t> axes = ints_of(1);
+      const int64_t keep = to_int(attr(n, "keep_dims").value("b", json(false)));
+      const std::string onnx_op = op == "Mean" ? "ReduceMean" : op == "Sum" ? "ReduceSum" : op == "Max" ? "ReduceMax" : "ReduceProd";
+      std::map<std::string, Attr> a = {{"keepdims", int_attr(keep)}};
+      if (axes.empty()) a["noop_with_empty_axes"] = int_attr(1);
+      if (onnx_op == "ReduceSum") return emit(onnx_op, {in(0), const_ints(axes)}, {n.name}, a);
+      a["axes"] = ints_attr(axes);
+      return emit(onnx_op, {in(0)}, {n.name}, a);
+    }
+    if (op == "MatMul") {
+      std::string a = in(0), b = in(1);
+      if (to_int(attr(n, "transpose_a").value("b", json(false)))) a = transposed(a);
+      if (to_int(attr(n, "transpose_b").value("b", json(false)))) b = transposed(b);
+      return emit("MatMul", {a, b}, {n.name});
+    }
+    if (op == "BatchMatMul" || op == "BatchMatMulV2") {
+      Node& m = add("BatchMatMul", {in(0), in(1)}, {n.name},
+                     {{"adj_x", int_attr(to_int(attr(n, "adj_x").value("b", json(false))))},
+                      {"adj_y", int_attr(to_int(attr(n, "adj_y").value("b", json(false))))}});
+      m.domain = onnx_import::kTfDomain;
+      return;
+    }
+    if (op == "Conv2D") return conv2d(n);
+    if (op == "Transpose") return emit("Transpose", {in(0)}, {n.name}, {{"perm", ints_attr(ints_of(1))}});
+    if (op == "Softmax") return emit("Softmax", {in(0)}, {n.name}, {{"axis", int_attr(-1)}});
+    if (op == "SplitV" || op == "Split") {
+      // SplitV(x, size_splits, axis); Split(axis, x) in num_split equal parts.
+      const bool v = op == "SplitV";
+      const int64_t parts = to_int(attr(n, "num_split").value("i", json(1)));
+      std::vector<std::string> outs{n.name};
+      for (int64_t i = 1; i < parts; ++i) outs.push_back(n.name + ":" + std::to_string(i));
+      if (!v) return emit("Split", {in(1)}, outs, {{"axis", int_attr(scalar_of(0))}});
+      const std::vector<int64_t> sizes = ints_of(1);
+      if (std::find(sizes.begin(), sizes.end(), -1) != sizes.end()) fail_at(n, ErrorCode::Unsupported, "a size of -1 in size_splits is not supported");
+      return emit("Split", {in(0), in(1)}, outs, {{"axis", int_attr(scalar_of(2))}});
+    }
+    fail_at(n, ErrorCode::Unsupported, "op " + op + " is not supported; the supported TF ops are: " + join(supported_ops()));
+  }
+
+ private:
+  const std::string& source_;
+  const TfNode* node_ = nullptr;
+  int tmp_ = 0;
+
+  static std::string ref(const std::string& input) {
+    if (input.size() > 2 && input.compare(input.size() - 2, 2, ":0") == 0) return input.substr(0, input.size() - 2);
+    return input;
+  }
+  std::string in(size_t i) const {
+    if (i >= node_->inputs.size()) fail_at(*node_, ErrorCode::ParseError, "input " + std::to_string(i) + " is missing");
+    return ref(node_->inputs[i]);
+  }
+  std::vector<std::string> in_all() const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < node_->inputs.size(); ++i) out.push_back(in(i));
+    return out;
+  }
+  std::string fresh() { return node_->name + "/rungs:" + std::to_string(tmp_++); }
+
+  static const json& attr(const TfNode& n, const char* name) {
+    static const json empty = json::object();
+    if (!n.attr.is_object()) return empty;
+    auto it = n.attr.find(name);
+    return it == n.attr.end() || !it->is_object() ? empty : *it;
+  }
+  std::vector<int64_t> list_ints(const TfNode& n, const char* name) const {
+    std::vector<int64_t> out;
+    const json& a = attr(n, name);
+    if (auto l = a.find("list"); l != a.end() && l->is_object())
+      if (auto i = l->find("i"); i != l->end() && i->is_array())
+        for (const json& v : *i) out.push_back(to_int(v));
+    return out;
+  }
+  static Attr int_attr(int64_t v) {
+    Attr a;
+    a.type = Attr::Int;
+    a.i = v;
+    return a;
+  }
+  static Attr ints_attr(std::vector<int64_t> v) {
+    Attr a;
+    a.type = Attr::Ints;
+    a.ints = std::move(v);
+    return a;
+  }
+
+  void emit(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
+            std::map<std::string, Attr> attrs = {}) {
+    add(op, std::move(inputs), std::move(outputs), std::move(attrs));
+  }
+  Node& add(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
+            std::map<std::string, Attr> attrs) {
+    Node m;
+    m.op = op;
+    m.name = node_->name;  // errors name the TF node
+    m.inputs = std::move(inputs);
+    m.outputs = std::move(outputs);
+    m.attrs = std::move(attrs);
+    g.nodes.push_back(std::move(m));
+    return g.nodes.back();
+  }
+
+  // The value of constant input i (a Const node): begin/end/axes and other structure.
+  const Tensor& const_of(size_t i) const {
+    const std::string name = in(i);
+    auto it = g.constants.find(name);
+    if (it == g.constants.end()) {
+      fail_at(*node_, ErrorCode::Unsupported, "input " + std::to_string(i) + " ('" + name + "') must be a Const node");
+    }
+    return it->second;
+  }
+  std::vector<int64_t> ints_of(size_t i) const {
+    std::vector<int64_t> out;
+    for (double d : const_of(i).v) out.push_back(static_cast<int64_t>(d));
+    return out;
+  }
+  int64_t scalar_of(size_t i) const {
+    const Tensor& t = const_of(i);
+    if (t.v.size() != 1) fail_at(*node_, ErrorCode::ParseError, "input " + std::to_string(i) + " must hold one value");
+    return static_cast<int64_t>(t.v[0]);
+  }
+  std::string const_ints(const std::vector<int64_t>& v) {
+    const std::string name = fresh();
+    g.constants[name] = Tensor{Kind::Int, {static_cast<int64_t>(v.size())}, std::vector<double>(v.begin(), v.end())};
+    return name;
+  }
+  std::string zero_scalar(const TfNode& n) {
+    const int t = onnx_type(attr(n, "T").value("type", json(1)));
+    const std::string name = fresh();
+    g.constants[name] = Tensor{t == onnx_import::kFloat || t == 0 ? Kind::Float : onnx_import::kind_of(t), {}, {0.0}};
+    return name;
+  }
+  std::string transposed(const std::string& x) {
+    const std::string t = fresh();
+    emit("Transpose", {x}, {t}, {{"perm", ints_attr({1, 0})}});
+    return t;
+  }
+
+  void check_nhwc(const TfNode& n) const {
+    const std::string f = bytes_of(attr(n, "data_format").value("s", json("")));
+    if (!f.empty() && f != "NHWC") fail_at(n, ErrorCode::Unsupported, "data_format " + f + " is not supported (NHWC only)");
+  }
+
+  // StridedSlice with begin/end masks and shrink_axis_mask: a Slice, then a Squeeze of the shrunk axes.
+  void strided_slice(const TfNode& n) {
+    const int64_t begin_mask = to_int(attr(n, "begin_mask").value("i", json(0)));
+    const int64_t end_mask = to_int(attr(n, "end_mask").value("i", json(0)));
+    const int64_t shrink = to_int(attr(n, "shrink_axis_mask").value("i", json(0)));
+    if (to_int(attr(n, "ellipsis_mask").value("i", json(0))) || to_int(attr(n, "new_axis_mask").value("i", json(0)))) {
+      fail_at(n, ErrorCode::Unsupported, "ellipsis_mask and new_axis_mask are not supported");
+    }
+    const std::vector<int64_t> begin = ints_of(1), end = ints_of(2), strides = ints_of(3);
+    std::vector<int64_t> starts, ends, axes, steps, squeeze;
+    for (size_t i = 0; i < begin.size(); ++i) {
+      const int64_t stride = strides.at(i);
+      if (stride == 0) fail_at(n, ErrorCode::InvalidArgument, "a stride is 0");
+      int64_t b = begin[i], e = end.at(i);
+      if (begin_mask >> i & 1) b = stride > 0 ? 0 : kBig;
+      if (end_mask >> i & 1) e = stride > 0 ? kBig : -kBig;
+      int64_t s = stride;
+      if (shrink >> i & 1) {
+        e = b == -1 ? kBig : b + 1;
+        s = 1;
+        squeeze.push_back(static_cast<int64_t>(i));
+      }
+      starts.push_back(b);
+      ends.push_back(e);
+      axes.push_back(static_cast<int64_t>(i));
+      steps.push_back(s);
+    }
+    const std::string out = squeeze.empty() ? n.name : fresh();
+    emit("Slice", {in(0), const_ints(starts), const_ints(ends), const_ints(axes), const_ints(steps)}, {out});
+    if (!squeeze.empty()) emit("Squeeze", {out, const_ints(squeeze)}, {n.name});
+  }
+
+  // A 1x1 Conv2D of stride 1 (a pointwise projection): x [.., C] times the kernel as [C, F].
+  void conv2d(const TfNode& n) {
+    check_nhwc(n);
+    for (const char* a : {"strides", "dilations"}) {
+      for (int64_t v : list_ints(n, a))
+        if (v != 1) fail_at(n, ErrorCode::Unsupported, std::string(a) + " other than 1 are not supported (1x1 kernels only)");
+    }
+    const std::string k = in(1);
+    Shape ks;
+    if (auto w = g.weights.find(k); w != g.weights.end()) ks = w->second;
+    else if (auto c = g.constants.find(k); c != g.constants.end()) ks = c->second.shape;
+    else fail_at(n, ErrorCode::Unsupported, "the kernel must be a Const node");
+    if (ks.size() != 4 || ks[0] != 1 || ks[1] != 1) {
+      fail_at(n, ErrorCode::Unsupported, "kernel " + shape_to_string(ks) + ": only 1x1 kernels are supported");
+    }
+    const std::string flat = fresh();
+    emit("Reshape", {k, const_ints({ks[2], ks[3]})}, {flat});
+    emit("MatMul", {in(0), flat}, {n.name});
+  }
+};
+
+// Reads the weights the manifest lists, in order, from each group's shards laid end to end.
+std::map<std::string, Tensor> read_weights(const json& manifest, const model::ShardReader& read_shard,
+                                           const std::string& source, std::map<std::string, std::vector<float>>* floats) {
+  std::map<std::string, Tensor> out;
+  if (!manifest.is_array()) fail(ErrorCode::ParseError, source + ": weightsManifest must be an array");
+  size_t index = 0;
+  for (const json& group : manifest) {
+    std::vector<uint8_t> bytes;
+    const json paths = group.value("paths", json::array());
+    for (const json& p : paths) {
+      if (!p.is_string()) fail(ErrorCode::ParseError, source + ": weightsManifest: a path must be a string");
+      std::vector<uint8_t> b = read_shard(index++, p.get<std::string>());
+      bytes.insert(bytes.end(), b.begin(), b.end());
+    }
+    size_t at = 0;
+    for (const json& w : group.value("weights", json::array())) {
+      const std::string name = w.value("name", "");
+      const std::string dtype = w.value("dtype", "float32");
+      if (w.contains("quantization")) {
+        fail(ErrorCode::Unsupported, source + ": weight '" + name + "' is quantized; quantized TF.js weights are not supported");
+      }
+      Shape shape;
+      for (const json& d : w.value("shape", json::array())) shape.push_back(d.get<int64_t>());
+      onnx_import::check_shape(shape, source + ": weight '" + name + "'");
+      const auto count = static_cast<size_t>(shape_numel(shape));
+      const size_t width = dtype == "bool" ? 1 : 4;
+      if (dtype != "float32" && dtype != "int32" && dtype != "bool") {
+        fail(ErrorCode::Unsupported, source + ": weight '" + name + "' has dtype " + dtype + " (float32, int32 and bool are supported)");
+      }
+      if (bytes.size() - at < count * width || at > bytes.size()) {
+        fail(ErrorCode::ParseError, source + ": the shards end before weight '" + name + "' (" + std::to_string(bytes.size()) + " bytes)");
+      }
+      Tensor t{dtype == "float32" ? Kind::Float : dtype == "int32" ? Kind::Int : Kind::Bool, shape, {}};
+      std::vector<float> f;
+      if (dtype == "float32") {
+        f.resize(count);
+        std::memcpy(f.data(), bytes.data() + at, count * 4);
+        if (count <= 1) t.v.assign(f.begin(), f.end());
+      } else {
+        for (size_t i = 0; i < count; ++i) {
+          if (width == 1) {
+            t.v.push_back(bytes[at + i] != 0 ? 1 : 0);
+          } else {
+            int32_t x;
+            std::memcpy(&x, bytes.data() + at + 4 * i, 4);
+            t.v.push_back(x);
+          }
+        }
+      }
+      at += count * width;
+      if (dtype == "float32" && count > 1) (*floats)[name] = std::move(f);
+      out[name] = std::move(t);
+    }
+    if (at != bytes.size()) {
+      fail(ErrorCode::ParseError, source + ": the shards hold " + std::to_string(bytes.size()) + " bytes, the manifest's weights " + std::to_string(at));
+    }
+  }
+  return out;
+}
+
+class TfjsFrontend final : public model::Frontend {
+ public:
+  OnnxGraph g;
+  std::string source, name_, bucket_ = kBucket, description_;
+  bool sparse = false;
+  std::vector<Role> roles;
+
+  std::string_view format() const override { return "tfjs"; }
+  const std::string& name() const override { return name_; }
+  const std::string& bucket_dim() const override { return bucket_; }
+  const std::string& description() const override { return description_; }
+  std::vector<ModelInput> inputs(int64_t extent) const override {
+    std::vector<ModelInput> out;
+    for (const Port& p : g.inputs) {
+      Shape s;
+      for (const Dim& d : p.dims) s.push_back(d.value >= 0 ? d.value : extent);
+      out.push_back({p.name, s, p.elem_type == onnx_import::kFloat ? ElementType::F32 : p.elem_type == onnx_import::kBool ? ElementType::Bool : p.elem_type == onnx_import::kInt32 ? ElementType::I32 : ElementType::I64});
+    }
+    return out;
+  }
+  std::vector<std::string> output_names() const override {
+    std::vector<std::string> out;
+    for (const Port& p : g.outputs) out.push_back(p.name);
+    return out;
+  }
+  std::vector<ElementType> output_types() const override { return std::vector<ElementType>(g.outputs.size(), ElementType::F32); }
+  HirModule build(int64_t extent) const override { return build_roles(extent, nullptr); }
+  HirModule build_roles(int64_t extent, std::vector<Role>* r) const {
+    OnnxGraph at = g;
+    if (sparse) {  // one sentence: token i sits at (0, i)
+      Tensor t{Kind::Int, {extent, 2}, {}};
+      for (int64_t i = 0; i < extent; ++i) t.v.insert(t.v.end(), {0.0, static_cast<double>(i)});
+      at.constants["indices"] = std::move(t);
+    }
+    return onnx_import::build_module(at, source + " (at " + bucket_ + "=" + std::to_string(extent) + ")", {{bucket_, extent}}, r);
+  }
+  std::vector<Role> input_roles() const override { return roles; }
+  std::string param_origin(const std::string& param) const override { return "Const node '" + param + "'"; }
+};
+
+// The nodes in an order where each comes after its inputs (Kahn's algorithm, stable).
+std::vector<TfNode> sorted(std::vector<TfNode> nodes, const std::string& source) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!index.emplace(nodes[i].name, i).second) fail(ErrorCode::ParseError, source + ": two nodes are named '" + nodes[i].name + "'");
+  }
+  std::vector<std::vector<size_t>> users(nodes.size());
+  std::vector<size_t> waiting(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const std::string& in : nodes[i].inputs) {
+      const std::string base = in.substr(0, in.find(':'));
+      auto it = index.find(base);
+      if (it == index.end()) fail(ErrorCode::ParseError, source + ": node '" + nodes[i].name + "' (" + nodes[i].op + "): input '" + in + "' is not a node");
+      users[it->second].push_back(i);
+      ++waiting[i];
+    }
+  }
+  std::vector<size_t> ready;
+  for (size_t i = nodes.size(); i-- > 0;)
+    if (waiting[i] == 0) ready.push_back(i);
+  std::vector<TfNode> out;
+  while (!ready.empty()) {
+    const size_t i = ready.back();
+    ready.pop_back();
+    out.push_back(nodes[i]);
+    for (size_t u : users[i])
+      if (--waiting[u] == 0) ready.push_back(u);
+  }
+  if (out.size() != nodes.size()) fail(ErrorCode::ParseError, source + ": the graph has a cycle");
+  return out;
+}
+
+}  // namespace
+
+}  // namespace rungs::tfjs_import
+
+namespace rungs::model {
+
+bool is_tfjs_model(std::string_view json_text) {
+  if (json_text.find("\"modelTopology\"") == std::string_view::npos) return false;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(json_text);
+    return j.is_object() && j.contains("modelTopology") && j.contains("weightsManifest");
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_shard, const LoadOptions& options,
+                         const std::string& source) {
+  using namespace tfjs_import;
+  if (!options.fix.empty() || !options.external_data.empty() || (!options.bucket_dim.empty() && options.bucket_dim != kBucket)) {
+    fail(ErrorCode::InvalidArgument, source + ": a TF.js graph model takes no load options but bucket_dim \"tokens\" (docs/tfjs.md)");
+  }
+  const json j = model_json::parse_strict(json_text, source, "TF.js model");
+  if (!j.is_object() || !j.contains("modelTopology") || !j.contains("weightsManifest")) {
+    fail(ErrorCode::ParseError, source + ": not a TF.js graph model (no modelTopology and weightsManifest)");
+  }
+  const json& topo = j["modelTopology"];
+  if (!topo.is_object() || !topo.contains("node") || !topo["node"].is_array()) {
+    fail(ErrorCode::ParseError, source + ": modelTopology.node must be an array (a TF.js graph model; layers models are not supported)");
+  }
+  auto f = std::make_shared<TfjsFrontend>();
+  f->source = source;
+  std::filesystem::path p(source);
+  f->name_ = p.stem().string() == "model" && !p.parent_path().filename().empty() ? p.parent_path().filename().string() : p.stem().string();
+  std::map<std::string, std::vector<float>> floats;
+  std::map<std::string, Tensor> values = read_weights(j["weightsManifest"], read_shard, source, &floats);
+
+  std::vector<TfNode> nodes;
+  for (const json& n : topo["node"]) {
+    TfNode t;
+    t.name = n.value("name", "");
+    t.op = n.value("op", "");
+    if (t.name.empty() || t.op.empty()) fail(ErrorCode::ParseError, source + ": a node without a name or op");
+    for (const json& in : n.value("input", json::array())) {
+      const std::string s = in.get<std::string>();
+      if (!s.empty() && s[0] != '^') t.inputs.push_back(s);
+    }
+    t.attr = n.value("attr", json::object());
+    nodes.push_back(std::move(t));
+  }
+  nodes = sorted(std::move(nodes), source);
+
+  Translator tr(source);
+  OnnxGraph& g = tr.g;
+  g.opset = 17;
+  g.graph_name = f->name_;
+  std::set<std::string> placeholders, consumed;
+  for (const TfNode& n : nodes)
+    for (const std::string& in : n.inputs) consumed.insert(in.substr(0, in.find(':')));
+  for (const TfNode& n : nodes) {
+    if (n.op == "Placeholder") placeholders.insert(n.name);
+  }
+  f->sparse = placeholders == std::set<std::string>{"indices", "values"};
+  for (const TfNode& n : nodes) {
+    if (n.op == "Const") {
+      auto it = values.find(n.name);
+      if (it == values.end()) tr.fail_at(n, ErrorCode::ParseError, "its value is not in the weightsManifest");
+      if (auto w = floats.find(n.name); w != floats.end()) {
+        g.weights[n.name] = it->second.shape;
+        g.weight_values[n.name] = std::move(w->second);
+        g.stored[n.name] = TensorDType::F32;
+      } else {
+        g.constants[n.name] = it->second;
+      }
+      continue;
+    }
+    if (n.op == "Placeholder") {
+      const json& a = n.attr;
+      const int type = onnx_type(a.value("dtype", json::object()).value("type", json()));
+      if (type == 0) tr.fail_at(n, ErrorCode::Unsupported, "the input's dtype is not supported");
+      std::vector<Dim> dims;
+      const json shape = a.value("shape", json::object()).value("shape", json::object());
+      int unknown = 0;
+      for (const json& d : shape.value("dim", json::array())) {
+        const int64_t size = to_int(d.value("size", json("0")));
+        dims.push_back(size >= 0 ? Dim{size, ""} : Dim{-1, kBucket});
+        unknown += size < 0;
+      }
+      if (unknown > 1 || shape.value("unknownRank", false)) {
+        tr.fail_at(n, ErrorCode::Unsupported, "an input with more than one unknown dim is not supported (one is the bucket dim, \"tokens\")");
+      }
+      if (f->sparse && n.name == "indices") {
+        if (dims.size() != 2 || dims[1].value != 2) tr.fail_at(n, ErrorCode::Unsupported, "the sparse batch's indices must be [N, 2]");
+        continue;  // bound per extent
+      }
+      g.inputs.push_back(Port{n.name, type == onnx_import::kInt32 ? onnx_import::kInt64 : type, dims, true});
+      if (f->sparse) g.input_min[n.name] = 0;  // token ids are never negative
+      continue;
+    }
+    tr.translate(n);
+  }
+  // Outputs: the signature's, else every node no other node reads.
+  std::vector<std::string> outs;
+  if (j.contains("signature") && j["signature"].is_object() && j["signature"].contains("outputs")) {
+    for (const auto& [key, o] : j["signature"]["outputs"].items()) {
+      std::string name = o.value("name", key);
+      if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) name.resize(name.size() - 2);
+      outs.push_back(name);
+    }
+  } else {
+    for (const TfNode& n : nodes)
+      if (n.op != "Const" && n.op != "Placeholder" && !consumed.count(n.name)) outs.push_back(n.name);
+  }
+  if (outs.empty()) fail(ErrorCode::ParseError, source + ": the graph has no output");
+  for (const std::string& o : outs) g.outputs.push_back(Port{o, onnx_import::kFloat, {}, false});
+  f->description_ = "TF.js graph model, " + std::to_string(nodes.size()) + " nodes" +
+                    (f->sparse ? " (a sparse batch bound to one sentence of N tokens)" : "");
+  f->g = std::move(g);
+  f->roles.assign(f->g.inputs.size(), {});
+  f->build_roles(2, &f->roles);
+  LoadedFrontend out;
+  out.weights = std::move(f->g.weight_values);
+  out.stored = f->g.stored;
+  f->g.weight_values.clear();
+  out.frontend = std::move(f);
+  return out;
+}
+
+}  // namespace rungs::model

