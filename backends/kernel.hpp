@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // backends/kernel.hpp: what the executor asks of a backend.
 //
-// The compiler hands each node of the optimized graph to a backend's kernel factory once, at compile
-// time (shapes are static there, so a kernel may pack weights, choose blockings and size scratch).
+// The compiler hands each node of the optimized graph, described by a KernelParams (below: no IR),
+// to a backend's kernel factory once, at compile time (shapes are static there, so a kernel may
+// pack weights, choose blockings and size scratch).
 // At run time the executor calls Kernel::run with the input buffers and their *runtime* dims. The
 // runtime dims equal the compiled ones, except under active extent (CompiledGraph::run_rows) where
 // one axis may be shorter; every kernel must honour the dims it is given, and buffers are always
@@ -19,10 +20,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
-
-#include <optional>
 #include <vector>
 
 #include "core/ops.hpp"

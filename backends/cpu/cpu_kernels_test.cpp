@@ -49,7 +49,10 @@ OneOp node_for(Op op) {
     case Op::ReduceMean:
     case Op::ReduceMax: {
       OneOp o(op, {4}, {x});
-      o.params.reduce.axes = {1};
+      o.params.reduce = {op == Op::ReduceSum    ? ReduceKind::Sum
+                         : op == Op::ReduceMean ? ReduceKind::Mean
+                                                : ReduceKind::Max,
+                         {1}};
       return o;
     }
     case Op::Gather:

@@ -45,7 +45,7 @@ const optionList = [
   ['--onnx-models', `comma-separated ONNX encoders for part 3 (default ${onnxFiles.ONNX_MODELS.join(',')})`, (o, v) => (o.onnxModels = v.split(','))],
   ['--extents', 'part 3: comma-separated fixed extents (default 16,64,256)', (o, v) => (o.extents = v.split(',').map(Number))],
   ['--reps', 'timed repetitions per kernel case (default 11)', (o, v) => (o.reps = +v)],
-  ['--trace-reps', 'timed warm passes over the whole trace per scheme (default 3)', (o, v) => (o.traceReps = +v)],
+  ['--trace-reps', 'timed passes over the whole trace per scheme (default 3; part 2: warm, part 3: each from a fresh cache / session)', (o, v) => (o.traceReps = +v)],
   ['--trace', 'request-length trace, one per line', (o, v) => (o.trace = v)],
   ['--format', 'table | json (json: one object on stdout, progress on stderr)', (o, v) => (o.format = v)],
   ['--threads', 'threads for every contender (default 1): rungs CompileOptions.threads, ORT numThreads, tfjs threaded binary', (o, v) => (o.threads = +v)],
