@@ -11,8 +11,13 @@ namespace rungs::backend {
 namespace {
 
 // About 100 us of pause instructions on a current x86 core (a pause is ~40-140 cycles): longer
-// than the gap between two kernels of a graph, short against a request's think time.
+// than the gap between two kernels of a graph, short against a request's think time. wasm has no
+// pause: an iteration is one atomic load, a few ns, so it takes more of them for a similar time.
+#if defined(__EMSCRIPTEN__)
+constexpr int kSpinIterations = 1 << 15;
+#else
 constexpr int kSpinIterations = 1 << 12;
+#endif
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
