@@ -170,7 +170,8 @@ void ThreadPool::parallel_for(int64_t n, int parts, const std::function<void(int
     wake_.notify_all();
   }
   run_parts(job_.load(std::memory_order_acquire), false);
-  auto all_done = [&] { return done_.load(std::memory_order_acquire) == parts; };
+  // seq_cst: read after caller_sleeps_ is set (the last part sets done_, then reads caller_sleeps_)
+  auto all_done = [&] { return done_.load(std::memory_order_seq_cst) == parts; };
   if (!spin_until(all_done)) {
     caller_sleeps_.store(true, std::memory_order_seq_cst);
     {
