@@ -11,8 +11,13 @@ namespace rungs::backend {
 namespace {
 
 // About 100 us of pause instructions on a current x86 core (a pause is ~40-140 cycles): longer
-// than the gap between two kernels of a graph, short against a request's think time.
+// than the gap between two kernels of a graph, short against a request's think time. wasm has no
+// pause: an iteration is one atomic load, a few ns, so it takes more of them for a similar time.
+#if defined(__EMSCRIPTEN__)
+constexpr int kSpinIterations = 1 << 15;
+#else
 constexpr int kSpinIterations = 1 << 12;
+#endif
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -165,7 +170,8 @@ void ThreadPool::parallel_for(int64_t n, int parts, const std::function<void(int
     wake_.notify_all();
   }
   run_parts(job_.load(std::memory_order_acquire), false);
-  auto all_done = [&] { return done_.load(std::memory_order_acquire) == parts; };
+  // seq_cst: read after caller_sleeps_ is set (the last part sets done_, then reads caller_sleeps_)
+  auto all_done = [&] { return done_.load(std::memory_order_seq_cst) == parts; };
   if (!spin_until(all_done)) {
     caller_sleeps_.store(true, std::memory_order_seq_cst);
     {

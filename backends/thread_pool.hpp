@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // backends/thread_pool.hpp: a small persistent pool that kernels split work across.
 //
-// One pool per CompiledGraph natively (sized by CompileOptions::threads), one shared pool in wasm
-// (shared() below). parallel_for splits [0, n) into contiguous parts and returns when all are
-// done; the calling thread runs parts too.
+// Natively the compiled graphs of one thread count share a pool (shared_for below, sized by
+// CompileOptions::threads); in wasm every graph shares one (shared()). parallel_for splits
+// [0, n) into contiguous parts and returns when all are done; the calling thread runs parts too.
 //
 // The design is MLAS's and XNNPACK's pthreadpool's: a graph runs one parallel kernel after
 // another, microseconds apart, so a call must cost about a cache-line round trip, not a queue, an

@@ -43,8 +43,10 @@ TEST(ThreadPoolConcurrency, AnExceptionReachesItsOwnCallerOnly) {
   for (int c = 0; c < 4; ++c)
     callers.emplace_back([&, c] {
       try {
-        pool.parallel_for(64, 3, [&](int64_t b, int64_t) {
-          if (c % 2 == 0 && b > 0) throw std::runtime_error("chunk failed");
+        // The chunk holding index 40 throws: a worker's part when the call is split, the whole
+        // range when the pool was busy with another caller and the call ran serially.
+        pool.parallel_for(64, 3, [&](int64_t b, int64_t e) {
+          if (c % 2 == 0 && b <= 40 && 40 < e) throw std::runtime_error("chunk failed");
         });
         ++clean;
       } catch (const std::runtime_error&) {

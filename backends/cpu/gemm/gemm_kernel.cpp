@@ -80,6 +80,11 @@ TaskSplit split_tasks(int64_t batches, int64_t m, int64_t panels, int64_t thread
   } else {
     const int64_t want = (per + row_blocks - 1) / row_blocks;  // panel chunks per row block
     s.pchunk = (panels + want - 1) / want;
+    const int64_t chunks = (panels + s.pchunk - 1) / s.pchunk;
+    if (row_blocks * chunks < per && row_tiles > row_blocks) {  // too few panels: rows as well
+      const int64_t rows = std::min(row_tiles, (per + chunks - 1) / chunks);
+      s.mc = std::min(s.mc, (row_tiles + rows - 1) / rows * mr);
+    }
   }
   return s;
 }

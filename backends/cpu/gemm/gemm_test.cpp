@@ -355,6 +355,7 @@ TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
       {1, 512, 12, 2, 120, 6, {90, 12}},   // 5 row blocks of 120 on 2 threads: 6 of 90
       {1, 2048, 12, 2, 120, 6, {120, 12}}, // 18 row blocks: enough
       {1, 256, 2, 1, 256, 6, {256, 2}},    // one thread
+      {1, 16, 2, 4, 16, 6, {12, 1}},       // 3 row tiles, 2 panels, 4 threads: both, 2 x 2 tasks
   };
   for (const Want& w : cases) {
     const TaskSplit s = split_tasks(w.batches, w.m, w.panels, w.threads, w.mc, w.mr);
@@ -381,6 +382,7 @@ TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
           const int64_t tasks = batches * ((m + s.mc - 1) / s.mc) * ((panels + s.pchunk - 1) / s.pchunk);
           const int64_t tiles = batches * ((m + 5) / 6) * panels;
           if (tiles >= 4 * threads * threads) EXPECT_TRUE(tasks % threads == 0 || tasks >= 4 * threads) << tasks;
+          EXPECT_GE(tasks, std::min(threads, tiles)) << "fewer tasks than threads though tiles were left";
         }
 }
 
