@@ -4,6 +4,7 @@
 // padded run misses) and the work counter shows the skipped rows.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "test_models.hpp"
@@ -177,6 +178,26 @@ TEST_P(ActiveRows, UnmaskedSelfAttentionEqualsTheGraphCompiledAtTheRealRows) {
       EXPECT_GT(max_rel_error(std::vector<float>(full.begin(), full.begin() + r * 8), want[0]), 1e-3) << "rows " << r;
     }
   }
+}
+
+// A pooler or classifier on the first token: a slice of row 0 across the rows, which every run
+// has. Here the width equals the extent, so the slice's own shape still holds E on another axis.
+TEST_P(ActiveRows, FirstTokenSliceDropsTheRows) {
+  Graph g;
+  Value x = g.input("x", {1, 8, 8});
+  g.output("h", g.relu(x));
+  g.output("first", g.tanh(g.slice(x, 1, 0, 1)));
+  CompiledGraph c = Session(GetParam()).compile(g);
+  ASSERT_TRUE(c.prepare_active_rows(8)) << c.active_rows_reason();
+  EXPECT_EQ(c.active_rows_differs_from_padding(), "");
+  const std::vector<float> v = random_vector(24, 5);  // 3 rows
+  NamedInput in{"x", v};
+  const auto out = c.run_rows({&in, 1}, 3);
+  ASSERT_EQ(out[0].size(), 24u);
+  ASSERT_EQ(out[1].size(), 8u);
+  std::vector<float> want(8);
+  for (size_t i = 0; i < 8; ++i) want[i] = std::tanh(v[i]);
+  EXPECT_LT(max_rel_error(out[1], want), 1e-6);
 }
 
 // Position embeddings as the ONNX frontend writes them: the first E rows of a longer table. The

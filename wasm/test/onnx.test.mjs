@@ -172,9 +172,15 @@ for (const name of ENCODERS) {
                 ++checked;
               });
             }
-            // Active extent engages only where the passes prove padding cannot reach real rows
-            // (docs/active-extent.md); elsewhere the cache runs padded. Either way the values agree.
-            if (active) activeRuns += cache.stats().activeRuns;
+            // With active extent every request must really run at its real rows (no fallback
+            // to padding, docs/active-extent.md), and agree all the same.
+            if (active) {
+              const st = cache.stats();
+              activeRuns += st.activeRuns;
+              const why = [...new Set(st.buckets.map((b) => b.activeReason).filter(Boolean))].join('; ');
+              assert.equal(st.activeRuns, st.runs, `${name}: every run with active extent${why ? ` (else: ${why})` : ''}`);
+              assert.ok(st.buckets.every((b) => b.activeDiffersFromPadding === ''), `${name} masks its padding`);
+            }
           } finally {
             cache.delete();
           }
@@ -184,6 +190,7 @@ for (const name of ENCODERS) {
         await session.release();
       }
       assert.equal(checked, 2 * g.outputs.length * g.cases.filter((x) => x.batch === 1).length);
+      assert.equal(activeRuns, g.cases.filter((x) => x.batch === 1).length);
       console.log(`${name}: ${checked} outputs, max relative difference ${worstTorch.toExponential(2)} vs torch, ` +
         `${worstOrt.toExponential(2)} vs onnxruntime-web; ${activeRuns} requests ran with active extent`);
     });

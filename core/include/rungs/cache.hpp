@@ -210,8 +210,11 @@ class BucketedCompileCache {
   // Active extent (off by default). When on, run_padded* asks each bucket's graph once
   // (CompiledGraph::prepare_active_rows(upper)) whether it can compute only the real rows; if so
   // runs call run_rows(unpadded inputs, actual_rows) and padding costs no compute, else they fall
-  // back to padded runs. Outputs are the same either way (rows past actual_rows of an unsliced
-  // output, which an active run never computed, come back as zeros). stats() counts each mode.
+  // back to padded runs. An active run computes the graph as if compiled at actual_rows: the same
+  // outputs as a padded run for a model that masks its padding, the exact ones where padding is
+  // not (no mask: BucketStats::active_differs_from_padding says so). Rows past actual_rows of an
+  // unsliced output, which an active run never computed, come back as zeros. stats() counts each
+  // mode.
   BucketedCompileCache& set_active_extent(bool on);
   bool active_extent() const;
 

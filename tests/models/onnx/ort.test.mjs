@@ -17,7 +17,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../../..');
 const TOL = 1e-4;
 export const MODELS = ['bert_post_ln', 'sentence_pre_ln', 'distilbert_classifier'];  // padding-safe: bucketed
-const UNMASKED = 'unmasked_mean_encoder';  // no mask: NOT padding-safe, so rungs runs it at exact lengths
+const UNMASKED = 'unmasked_mean_encoder';  // no mask: NOT padding-safe; exact at exact lengths and with active extent
 
 // onnxruntime-node lives in bench/native (its lock file pins it; scripts/setup installs it).
 const ort = createRequire(join(repo, 'bench/native/package.json'))('onnxruntime-node');
@@ -98,12 +98,12 @@ for (const name of MODELS) {
               ++checked;
             });
           }
-          // Active extent runs only the real rows where the graph allows it, else falls back to
-          // padded runs; the outputs must agree either way. Which one ran is reported.
+          // Active extent must really have run (no fallback to padding) at every length.
           const stats = JSON.parse(rungs.cacheStats(cache));
           if (active) {
             const why = [...new Set(stats.buckets.map((b) => b.active_reason).filter(Boolean))].join('; ');
             t.diagnostic(`${name}: active extent ran ${stats.totals.active_runs} of ${stats.totals.runs} runs${why ? ` (else: ${why})` : ''}`);
+            assert.equal(stats.totals.active_runs, stats.totals.runs, `${name}: every run with active extent${why ? ` (else: ${why})` : ''}`);
           }
         }
         // Batch 2: a fixed batch dim, compiled at the case's length.
@@ -120,7 +120,7 @@ for (const name of MODELS) {
     });
 }
 
-test(`${UNMASKED}: rungs compiled at each golden length agrees with torch; padded to a bucket it does not`,
+test(`${UNMASKED}: rungs compiled at each golden length and with active extent agrees with torch; padded to a bucket it does not`,
   { skip: !rungs && 'RUNGS_NODE_ADDON is not set' }, () => {
     const g = golden(UNMASKED);
     const model = rungs.loadModel(join(here, g.model), {});
@@ -137,6 +137,17 @@ test(`${UNMASKED}: rungs compiled at each golden length agrees with torch; padde
     const y = rungs.cacheRun(cache, model, 3, names, names.map((n) => Float32Array.from(c.inputs[n].data)),
       info.inputs.map((i) => i.rowValues), info.outputs.map((o) => o.rowValues));
     assert.throws(() => agree('padded mean', y[1], c.outputs.mean.data), /differ at/);
+    // With active extent each length runs as if compiled at it: exact at every golden length.
+    const active = rungs.cache(model, pow2, true, 1);
+    const cases = g.cases.filter((x) => x.batch === 1);
+    for (const k of cases) {
+      const out = rungs.cacheRun(active, model, k.length, names, names.map((n) => Float32Array.from(k.inputs[n].data)),
+        info.inputs.map((i) => i.rowValues), info.outputs.map((o) => o.rowValues));
+      g.outputs.forEach((o, i) => agree(`${label(UNMASKED, k)}: ${o}, rungs (active extent) vs torch`, out[i], k.outputs[o].data));
+    }
+    const stats = JSON.parse(rungs.cacheStats(active));
+    assert.equal(stats.totals.active_runs, cases.length, JSON.stringify(stats.buckets.map((b) => b.active_reason)));
+    assert.ok(stats.buckets.some((b) => /without a key mask|mean over rows/.test(b.active_differs_from_padding ?? '')));
   });
 
 // The check must be able to fail: a perturbed value past the tolerance is caught.
