@@ -16,7 +16,8 @@
 namespace rungs::passes {
 
 // The value of one elementwise op (unary: args[0]; binary: args[0], args[1]; where: cond, a, b)
-// as the reference kernels define it, or nothing for an op this evaluator does not know.
+// as the reference defines it (core/ops_scalar.hpp, evaluated in double), or nothing for an op
+// that is not elementwise (a reshape passes its input through).
 std::optional<double> eval_op(ir::Op op, const std::vector<double>& args);
 
 // Evaluates `tree` (node ids in a valid evaluation order, the last one the result) with `leaf`

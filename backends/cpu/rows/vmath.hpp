@@ -9,6 +9,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "core/ops_scalar.hpp"
+
 namespace rungs::backend::cpu::vmath {
 
 constexpr float kInvSqrt2 = 0.70710678118654752f;
@@ -118,32 +120,21 @@ inline B where(const B& c, const B& a, const B& b) {
   return xsimd::select(c != B(0.f), a, b);  // NaN != 0: a NaN condition picks a
 }
 
-// Scalar twins: the one scalar meaning of each function, used by every reference (the elementwise
-// one, the GEMM epilogue's, Device::Reference through them). Computed in double, so the reference
-// is the more accurate side.
-template <class T>
-inline T maximum_ref(T a, T b) {
-  return std::isnan(a) ? a : std::isnan(b) ? b : (a > b ? a : b);
-}
-template <class T>
-inline T minimum_ref(T a, T b) {
-  return std::isnan(a) ? a : std::isnan(b) ? b : (a < b ? a : b);
-}
-template <class T>
-inline T relu_ref(T x) {
-  return std::isnan(x) || x > T(0) ? x : T(0);
-}
-inline double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-inline double silu_ref(double x) { return x / (1.0 + std::exp(-x)); }
-inline double gelu_ref(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)); }
-inline float pow_ref(float x, float y) { return static_cast<float>(std::pow(double(x), double(y))); }
-inline float erf_ref(float x) { return static_cast<float>(std::erf(double(x))); }
-inline float sin_ref(float x) { return static_cast<float>(std::sin(double(x))); }
-inline float cos_ref(float x) { return static_cast<float>(std::cos(double(x))); }
-inline float logical_not_ref(float x) { return x == 0.f ? 1.f : 0.f; }
-inline float where_ref(float c, float a, float b) { return c != 0.f ? a : b; }
-inline double gelu_tanh_ref(double x) {
-  return 0.5 * x * (1.0 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
-}
+// Scalar twins: the one scalar meaning of each function lives in core/ops_scalar.hpp (the
+// reference of every elementwise op, also read by the passes); the kernels' scalar tails and the
+// references name them here.
+using ops::scalar::cos_ref;
+using ops::scalar::erf_ref;
+using ops::scalar::gelu_ref;
+using ops::scalar::gelu_tanh_ref;
+using ops::scalar::logical_not_ref;
+using ops::scalar::maximum_ref;
+using ops::scalar::minimum_ref;
+using ops::scalar::pow_ref;
+using ops::scalar::relu_ref;
+using ops::scalar::sigmoid_ref;
+using ops::scalar::silu_ref;
+using ops::scalar::sin_ref;
+using ops::scalar::where_ref;
 
 }  // namespace rungs::backend::cpu::vmath
