@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/check.hpp"
+#include "core/model/frontend.hpp"
 
 namespace rungs::model_json {
 
@@ -77,3 +78,19 @@ bool as_int64(const nlohmann::json& j, int64_t& out) {
 }
 
 }  // namespace rungs::model_json
+
+namespace rungs::model {
+
+// The one test of "is this a TF.js graph model" (load_model's dispatch on a .json path): an object
+// with modelTopology and weightsManifest; a cheap search first, so a JSON description is parsed once.
+bool is_tfjs_model(std::string_view json_text) {
+  if (json_text.find("\"modelTopology\"") == std::string_view::npos) return false;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(json_text);
+    return j.is_object() && j.contains("modelTopology") && j.contains("weightsManifest");
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace rungs::model

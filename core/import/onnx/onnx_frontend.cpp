@@ -1384,46 +1384,43 @@ HirModule build_module(const OnnxGraph& g, const std::string& where, const std::
   return b.build();
 }
 
+std::vector<ModelInput> GraphFrontend::inputs(int64_t extent) const {
+  std::vector<ModelInput> out;
+  for (const Port& p : g.inputs) {
+    Shape s;
+    for (const Dim& d : p.dims) s.push_back(d.value >= 0 ? d.value : d.symbol == bucket_ ? extent : fixed.at(d.symbol));
+    out.push_back({p.name, s, element_type(p.elem_type)});
+  }
+  return out;
+}
+
+std::vector<std::string> GraphFrontend::output_names() const {
+  std::vector<std::string> out;
+  for (const Port& p : g.outputs) out.push_back(p.name);
+  return out;
+}
+
+std::vector<ElementType> GraphFrontend::output_types() const {
+  std::vector<ElementType> out;
+  for (const Port& p : g.outputs) out.push_back(element_type(p.elem_type));
+  return out;
+}
+
+const OnnxGraph& GraphFrontend::graph_at(int64_t, OnnxGraph&) const { return g; }
+
+HirModule GraphFrontend::build_roles(int64_t extent, std::vector<Role>* r) const {
+  std::map<std::string, int64_t> symbols = fixed;
+  if (!bucket_.empty()) symbols[bucket_] = extent;
+  const std::string where = bucket_.empty() ? source : source + " (at " + bucket_ + "=" + std::to_string(extent) + ")";
+  OnnxGraph scratch;
+  return build_module(graph_at(extent, scratch), where, symbols, r);
+}
+
 namespace {
 
-class OnnxFrontend final : public model::Frontend {
+class OnnxFrontend final : public GraphFrontend {
  public:
-  OnnxGraph g;
-  std::string source, name_, bucket_, description_;
-  std::map<std::string, int64_t> fixed;  // every symbol but the bucket dim
-  std::vector<Role> roles;
-
   std::string_view format() const override { return "onnx"; }
-  const std::string& name() const override { return name_; }
-  const std::string& bucket_dim() const override { return bucket_; }
-  const std::string& description() const override { return description_; }
-  std::vector<ModelInput> inputs(int64_t extent) const override {
-    std::vector<ModelInput> out;
-    for (const Port& p : g.inputs) {
-      Shape s;
-      for (const Dim& d : p.dims) s.push_back(d.value >= 0 ? d.value : d.symbol == bucket_ ? extent : fixed.at(d.symbol));
-      out.push_back({p.name, s, element_type(p.elem_type)});
-    }
-    return out;
-  }
-  std::vector<std::string> output_names() const override {
-    std::vector<std::string> out;
-    for (const Port& p : g.outputs) out.push_back(p.name);
-    return out;
-  }
-  std::vector<ElementType> output_types() const override {
-    std::vector<ElementType> out;
-    for (const Port& p : g.outputs) out.push_back(element_type(p.elem_type));
-    return out;
-  }
-  HirModule build(int64_t extent) const override { return build_roles(extent, nullptr); }
-  HirModule build_roles(int64_t extent, std::vector<Role>* r) const {
-    std::map<std::string, int64_t> symbols = fixed;
-    if (!bucket_.empty()) symbols[bucket_] = extent;
-    const std::string where = bucket_.empty() ? source : source + " (at " + bucket_ + "=" + std::to_string(extent) + ")";
-    return build_module(g, where, symbols, r);
-  }
-  std::vector<Role> input_roles() const override { return roles; }
   std::string param_origin(const std::string& param) const override { return "initializer '" + param + "'"; }
 };
 

@@ -76,6 +76,34 @@ inline const std::string kTfDomain = "org.tensorflow";
 HirModule build_module(const OnnxGraph& g, const std::string& where, const std::map<std::string, int64_t>& symbols,
                        std::vector<model::Frontend::Role>* roles);
 
+// A Frontend over an OnnxGraph: the ONNX frontend's, and the TF.js frontend's, which translates
+// model.json into the same graph (core/import/tfjs). Inputs, outputs and roles come from `g`; a
+// build binds the bucket dim to the extent and every other symbol to `fixed`. The two differ in
+// their format's name, where a param comes from, and (TF.js) what the graph is at an extent.
+class GraphFrontend : public model::Frontend {
+ public:
+  OnnxGraph g;
+  std::string source, name_, bucket_, description_;
+  std::map<std::string, int64_t> fixed;  // every symbol but the bucket dim
+  std::vector<Role> roles;
+
+  const std::string& name() const override { return name_; }
+  const std::string& bucket_dim() const override { return bucket_; }
+  const std::string& description() const override { return description_; }
+  std::vector<ModelInput> inputs(int64_t extent) const override;
+  std::vector<std::string> output_names() const override;
+  std::vector<ElementType> output_types() const override;
+  std::vector<Role> input_roles() const override { return roles; }
+  HirModule build(int64_t extent) const override { return build_roles(extent, nullptr); }
+  // The module at `extent`; `r`, when given, receives what each input feeds (load time).
+  HirModule build_roles(int64_t extent, std::vector<Role>* r) const;
+
+ protected:
+  // The graph to build at `extent`: `g` itself, or (TF.js) a copy in `scratch` with values that
+  // depend on the extent bound.
+  virtual const OnnxGraph& graph_at(int64_t extent, OnnxGraph& scratch) const;
+};
+
 // A float initializer of more than one value is a weight: a Graph param named by the
 // initializer, never folded; anything else (ints, bools, float scalars) is a constant.
 OnnxGraph read_graph(std::span<const uint8_t> bytes, const LoadOptions& options, const std::string& source,

@@ -461,44 +461,22 @@ std::map<std::string, Tensor> read_weights(const json& manifest, const model::Sh
   return out;
 }
 
-class TfjsFrontend final : public model::Frontend {
+class TfjsFrontend final : public onnx_import::GraphFrontend {
  public:
-  OnnxGraph g;
-  std::string source, name_, bucket_ = kBucket, description_;
   bool sparse = false;
-  std::vector<Role> roles;
 
   std::string_view format() const override { return "tfjs"; }
-  const std::string& name() const override { return name_; }
-  const std::string& bucket_dim() const override { return bucket_; }
-  const std::string& description() const override { return description_; }
-  std::vector<ModelInput> inputs(int64_t extent) const override {
-    std::vector<ModelInput> out;
-    for (const Port& p : g.inputs) {
-      Shape s;
-      for (const Dim& d : p.dims) s.push_back(d.value >= 0 ? d.value : extent);
-      out.push_back({p.name, s, p.elem_type == onnx_import::kFloat ? ElementType::F32 : p.elem_type == onnx_import::kBool ? ElementType::Bool : p.elem_type == onnx_import::kInt32 ? ElementType::I32 : ElementType::I64});
-    }
-    return out;
-  }
-  std::vector<std::string> output_names() const override {
-    std::vector<std::string> out;
-    for (const Port& p : g.outputs) out.push_back(p.name);
-    return out;
-  }
-  std::vector<ElementType> output_types() const override { return std::vector<ElementType>(g.outputs.size(), ElementType::F32); }
-  HirModule build(int64_t extent) const override { return build_roles(extent, nullptr); }
-  HirModule build_roles(int64_t extent, std::vector<Role>* r) const {
-    OnnxGraph at = g;
-    if (sparse) {  // one sentence: token i sits at (0, i)
-      Tensor t{Kind::Int, {extent, 2}, {}};
-      for (int64_t i = 0; i < extent; ++i) t.v.insert(t.v.end(), {0.0, static_cast<double>(i)});
-      at.constants["indices"] = std::move(t);
-    }
-    return onnx_import::build_module(at, source + " (at " + bucket_ + "=" + std::to_string(extent) + ")", {{bucket_, extent}}, r);
-  }
-  std::vector<Role> input_roles() const override { return roles; }
   std::string param_origin(const std::string& param) const override { return "Const node '" + param + "'"; }
+
+ protected:
+  const OnnxGraph& graph_at(int64_t extent, OnnxGraph& scratch) const override {
+    if (!sparse) return g;
+    scratch = g;  // one sentence: token i sits at (0, i)
+    Tensor t{Kind::Int, {extent, 2}, {}};
+    for (int64_t i = 0; i < extent; ++i) t.v.insert(t.v.end(), {0.0, static_cast<double>(i)});
+    scratch.constants["indices"] = std::move(t);
+    return scratch;
+  }
 };
 
 // The nodes in an order where each comes after its inputs (Kahn's algorithm, stable).
@@ -539,16 +517,6 @@ std::vector<TfNode> sorted(std::vector<TfNode> nodes, const std::string& source)
 
 namespace rungs::model {
 
-bool is_tfjs_model(std::string_view json_text) {
-  if (json_text.find("\"modelTopology\"") == std::string_view::npos) return false;
-  try {
-    const nlohmann::json j = nlohmann::json::parse(json_text);
-    return j.is_object() && j.contains("modelTopology") && j.contains("weightsManifest");
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_shard, const LoadOptions& options,
                          const std::string& source) {
   using namespace tfjs_import;
@@ -564,6 +532,7 @@ LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_sha
     fail(ErrorCode::ParseError, source + ": modelTopology.node must be an array (a TF.js graph model; layers models are not supported)");
   }
   auto f = std::make_shared<TfjsFrontend>();
+  f->bucket_ = kBucket;
   f->source = source;
   std::filesystem::path p(source);
   f->name_ = p.stem().string() == "model" && !p.parent_path().filename().empty() ? p.parent_path().filename().string() : p.stem().string();
