@@ -116,7 +116,11 @@ class Kernel {
 
 // Where an input comes from: another node's output (or a graph input), a Param (set later with
 // set_weight or handed in at run time) or a Constant (its values are known now).
-enum class Source : uint8_t { Activation, Param, Constant };
+enum class Source : uint8_t {
+  Activation,
+  Param,
+  Constant
+};
 
 struct InputParams {
   Dims dims;  // compiled
@@ -139,7 +143,11 @@ struct NormParams {
 };
 
 // Op::ReduceSum, Op::ReduceMean, Op::ReduceMax over `axes` (sorted, in [0, rank) of the input).
-enum class ReduceKind : uint8_t { Sum, Mean, Max };
+enum class ReduceKind : uint8_t {
+  Sum,
+  Mean,
+  Max
+};
 struct ReduceParams {
   ReduceKind kind = ReduceKind::Sum;
   std::vector<int64_t> axes;

@@ -91,7 +91,7 @@ class ThreadPool {
   uint32_t generation_ = 0;
   std::atomic<bool> busy_{false};
   alignas(64) std::atomic<int> done_{0};  // parts of the current job finished
-  std::atomic<bool> failed_{false};        // error_ holds the job's first exception
+  std::atomic<bool> failed_{false};       // error_ holds the job's first exception
   std::exception_ptr error_;
   alignas(64) std::atomic<uint64_t> worker_parts_{0};
 

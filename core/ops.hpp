@@ -17,7 +17,9 @@ constexpr int kMaxRank = 8;  // deeper tensors are refused by the builder (Error
 
 enum class Op : uint8_t {
   // leaves
-  Input, Param, Constant,
+  Input,
+  Param,
+  Constant,
   // matrix product, [..., M, K] x [..., K, N]
   MatMul,
   // binary elementwise, numpy broadcasting
@@ -54,11 +56,19 @@ enum class Op : uint8_t {
   // ternary elementwise: in[0] != 0 ? in[1] : in[2], numpy broadcasting of all three
   Where,
   // row ops
-  Softmax, LayerNorm, RmsNorm,
+  Softmax,
+  LayerNorm,
+  RmsNorm,
   // reductions (ints = sorted axes)
-  ReduceSum, ReduceMean, ReduceMax,
+  ReduceSum,
+  ReduceMean,
+  ReduceMax,
   // data movement
-  Reshape, Transpose, Slice, Concat, Gather,
+  Reshape,
+  Transpose,
+  Slice,
+  Concat,
+  Gather,
   // attention, q k v [mask]
   Attention,
   // fused ops, made by passes only
@@ -108,7 +118,7 @@ struct Instr {
 };
 
 struct Epilogue {
-  bool bias = false;      // in[2] is a bias broadcast over the last axis ([N])
+  bool bias = false;  // in[2] is a bias broadcast over the last axis ([N])
   Activation act = Activation::None;
   bool residual = false;  // the last input is added after the activation (same shape as out)
 };

@@ -18,11 +18,13 @@ namespace rungs::ops::scalar {
 
 template <class T>
 inline T maximum_ref(T a, T b) {
-  return std::isnan(a) ? a : std::isnan(b) ? b : (a > b ? a : b);
+  return std::isnan(a) ? a : std::isnan(b) ? b
+                                           : (a > b ? a : b);
 }
 template <class T>
 inline T minimum_ref(T a, T b) {
-  return std::isnan(a) ? a : std::isnan(b) ? b : (a < b ? a : b);
+  return std::isnan(a) ? a : std::isnan(b) ? b
+                                           : (a < b ? a : b);
 }
 template <class T>
 inline T relu_ref(T x) {

@@ -95,8 +95,9 @@ int run_embed(const EmbedOptions& o) {
   for (size_t k = 0; k < io1.inputs.size(); ++k)
     if (model.input_role(k) == InputRole::Ids) ids_input = k;
   if (ids_input == io1.inputs.size() || io1.inputs.size() != 1 || model.output_names().empty()) {
-    throw Error(ErrorCode::Unsupported, "embed: '" + o.model + "' is not a text model with one input of token ids "
-                                        "(such as Universal Sentence Encoder Lite's model.json, docs/tfjs.md)");
+    throw Error(ErrorCode::Unsupported, "embed: '" + o.model +
+                                            "' is not a text model with one input of token ids "
+                                            "(such as Universal Sentence Encoder Lite's model.json, docs/tfjs.md)");
   }
   const std::string vocab = o.vocab.empty() ? (std::filesystem::path(o.model).parent_path() / "vocab.json").string() : o.vocab;
   check_input_file("vocab", vocab);
@@ -173,8 +174,7 @@ int run_embed(const EmbedOptions& o) {
   if (o.format == "json") {
     nlohmann::json j = {{"model", model.name()}, {"ladder", o.ladder}, {"texts", nlohmann::json::array()}};
     for (const Embedded& e : out) {
-      j["texts"].push_back({{"text", e.text}, {"tokens", e.tokens}, {"bucket", e.bucket},
-                            {"mode", e.mode}, {"embedding", e.vector}});
+      j["texts"].push_back({{"text", e.text}, {"tokens", e.tokens}, {"bucket", e.bucket}, {"mode", e.mode}, {"embedding", e.vector}});
     }
     if (o.similarity) j["similarity"] = sim;
     std::cout << j.dump() << '\n';

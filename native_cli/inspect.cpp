@@ -153,8 +153,10 @@ int run_check_padding(const InspectOptions& o, const Model& model) {
                  std::to_string(worst_case->length) + ", output '" + worst_case->worst_output +
                  "'): a bucketed run of this model differs from an exact run. " +
                  (active_exact ? "Active extent is exact for it: every length ran at its real rows and matches the exact runs "
-                                 "(largest relative difference " + sci(worst_active) + "); run it with active extent (a ladder with "
-                                 "+active, BucketedCompileCache::set_active_extent(true))"
+                                 "(largest relative difference " +
+                                     sci(worst_active) +
+                                     "); run it with active extent (a ladder with "
+                                     "+active, BucketedCompileCache::set_active_extent(true))"
                                : std::string("Give its attention and pooling a mask of the real tokens, or run it with exact buckets "
                                              "(--ladder exact)"));
   if (o.format == "json") {

@@ -26,7 +26,6 @@ std::string reg(int16_t r, float imm) {
 }
 }  // namespace
 
-
 std::string node_to_text(const GraphImpl& g, uint32_t id) {
   const Node& n = g.nodes[id];
   std::ostringstream os;

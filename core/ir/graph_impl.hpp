@@ -22,19 +22,19 @@ namespace rungs::ir {
 
 // The op vocabulary (Op, its classes and names, Instr, Epilogue, kMaxRank) is shared with the
 // backends and lives below both (core/ops.hpp); the IR names it as its own.
+using ops::elementwise_operands;
 using ops::Epilogue;
 using ops::Instr;
-using ops::kMaxRank;
-using ops::Op;
-using ops::OpClass;
-using ops::OpInfo;
-using ops::elementwise_operands;
 using ops::is_binary;
 using ops::is_elementwise;
 using ops::is_ternary;
 using ops::is_unary;
+using ops::kMaxRank;
+using ops::Op;
 using ops::op_info;
 using ops::op_name;
+using ops::OpClass;
+using ops::OpInfo;
 
 struct Node {
   Op op = Op::Input;

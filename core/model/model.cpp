@@ -336,7 +336,6 @@ std::vector<BucketLayout> layouts(const std::vector<std::pair<std::string, Shape
   return out;
 }
 
-
 std::unique_ptr<Model::Impl> parse_impl(std::string_view json_text, std::string_view source) {
   auto impl = std::make_unique<Model::Impl>();
   impl->source = std::string(source);
@@ -561,9 +560,10 @@ Model load_model(const std::string& path, const LoadOptions& options) {
     }
     const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     if (model::is_tfjs_model(text)) return Model(tfjs_file_impl(path, text, options));
-    fail(ErrorCode::InvalidArgument, path + ": load options (bucket_dim, fix, external_data) apply to .onnx "
-                                            "files and TF.js graph models only; a JSON description names its "
-                                            "bucket dim itself");
+    fail(ErrorCode::InvalidArgument, path +
+                                         ": load options (bucket_dim, fix, external_data) apply to .onnx "
+                                         "files and TF.js graph models only; a JSON description names its "
+                                         "bucket dim itself");
   }
   const auto bytes = safetensors::read_bytes(path, model::kMaxOnnxBytes);
   const std::string dir = std::filesystem::path(path).parent_path().string();

@@ -8,8 +8,9 @@
 namespace rungs::model {
 
 LoadedFrontend load_tfjs(std::string_view, const ShardReader&, const LoadOptions&, const std::string& source) {
-  fail(ErrorCode::Unsupported, source + ": this build of rungs has no TF.js frontend (it reuses the ONNX "
-                                        "frontend, configured off with RUNGS_ONNX=OFF); see docs/tfjs.md");
+  fail(ErrorCode::Unsupported, source +
+                                   ": this build of rungs has no TF.js frontend (it reuses the ONNX "
+                                   "frontend, configured off with RUNGS_ONNX=OFF); see docs/tfjs.md");
 }
 
 }  // namespace rungs::model

@@ -15,7 +15,6 @@ namespace {
 constexpr uint64_t kWeightSeed = 0x72756e6773ull;  // "rungs"
 constexpr int kEncoderLayers = 2;
 
-
 uint64_t fnv1a(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;

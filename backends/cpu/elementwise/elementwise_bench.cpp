@@ -15,7 +15,9 @@ enum Kind { kGelu, kBiasAdd, kBiasGelu };
 Case make_case(Kind kind, int64_t rows, int64_t d) {
   std::vector<Shape> in{{rows, d}};
   if (kind != kGelu) in.push_back({d});
-  testing::OneOp o(kind == kGelu ? Op::Gelu : kind == kBiasAdd ? Op::Add : Op::FusedElementwise, {rows, d}, in);
+  testing::OneOp o(kind == kGelu ? Op::Gelu : kind == kBiasAdd ? Op::Add
+                                                               : Op::FusedElementwise,
+                   {rows, d}, in);
   if (kind == kBiasGelu) o.params.elementwise = {{{Op::Add, 2, 0, 1}, {Op::Gelu, 3, 2, 0}}, 4};
   std::vector<testing::Tensor> t;
   for (size_t i = 0; i < in.size(); ++i) t.push_back(testing::make_tensor(in[i], 1 + i));

@@ -283,15 +283,15 @@ TEST(ElementwiseKernel, FusedProgramsWithTheNewOps) {
       SCOPED_TRACE(std::string(isa_name(isa)) + " n " + std::to_string(n));
       OneOp g(Op::FusedElementwise, {4, n}, {{4, n}, {n}});
       g.params.elementwise.code = {
-          {Op::Less, 2, 0, -1, 0.5f},        // r2 = x < 0.5
-          {Op::Pow, 3, 0, -1, 2.f},          // r3 = x^2
-          {Op::Erf, 4, 0, 0},                // r4 = erf(x)
-          {Op::Where, 5, 2, 3, 0.f, 4},      // r5 = r2 ? r3 : r4
-          {Op::LogicalNot, 6, 1, 0},         // r6 = !y
-          {Op::Sin, 7, 1, 0},                // r7 = sin(y)
-          {Op::Add, 8, 6, 7},                // r8 = r6 + r7 (1 where y is 0)
-          {Op::Where, 9, 8, -1, -1e4f, 5},   // r9 = r8 ? -1e4 : r5
-          {Op::Cos, 10, 9, 0},               // r10 = cos(r9)
+          {Op::Less, 2, 0, -1, 0.5f},       // r2 = x < 0.5
+          {Op::Pow, 3, 0, -1, 2.f},         // r3 = x^2
+          {Op::Erf, 4, 0, 0},               // r4 = erf(x)
+          {Op::Where, 5, 2, 3, 0.f, 4},     // r5 = r2 ? r3 : r4
+          {Op::LogicalNot, 6, 1, 0},        // r6 = !y
+          {Op::Sin, 7, 1, 0},               // r7 = sin(y)
+          {Op::Add, 8, 6, 7},               // r8 = r6 + r7 (1 where y is 0)
+          {Op::Where, 9, 8, -1, -1e4f, 5},  // r9 = r8 ? -1e4 : r5
+          {Op::Cos, 10, 9, 0},              // r10 = cos(r9)
       };
       g.params.elementwise.regs = 11;
       auto x = make_tensor({4, n}, 30 + n), y = make_tensor({n}, 31 + n, -1.f, 1.f);

@@ -106,7 +106,7 @@ std::unique_ptr<Kernel> make_gather_for(const KernelParams& params) {
   const InputParams& table = params.inputs[0];
   const bool owned = table.source == Source::Param && params.policy.weights != Format::F32;
   return std::make_unique<gather_detail::GatherKernel<Arch>>(owned, params.policy.weights, table.dims[0],
-                                                            table.dims[1]);
+                                                             table.dims[1]);
 }
 
 }  // namespace rungs::backend::cpu

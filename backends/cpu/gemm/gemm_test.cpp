@@ -346,16 +346,16 @@ TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
     TaskSplit split;
   };
   const Want cases[] = {
-      {1, 256, 2, 2, 256, 6, {132, 2}},  // encoder GEMM, N = 128 (2 panels): rows, 132 + 124
-      {1, 256, 12, 2, 256, 6, {132, 12}},  // 43 row tiles against 12 panels: rows
-      {1, 16, 12, 2, 16, 6, {16, 6}},      // 3 row tiles against 12 panels: panels, 6 + 6
-      {1, 3, 16, 4, 3, 6, {3, 4}},         // one row tile: 4 chunks of 4 panels
-      {3, 64, 2, 2, 64, 6, {36, 2}},       // 3 batches on 2 threads: 2 row blocks each, 6 tasks
-      {4, 64, 2, 2, 64, 6, {64, 2}},       // 4 batches on 2 threads: even already
-      {1, 512, 12, 2, 120, 6, {90, 12}},   // 5 row blocks of 120 on 2 threads: 6 of 90
-      {1, 2048, 12, 2, 120, 6, {120, 12}}, // 18 row blocks: enough
-      {1, 256, 2, 1, 256, 6, {256, 2}},    // one thread
-      {1, 16, 2, 4, 16, 6, {12, 1}},       // 3 row tiles, 2 panels, 4 threads: both, 2 x 2 tasks
+      {1, 256, 2, 2, 256, 6, {132, 2}},     // encoder GEMM, N = 128 (2 panels): rows, 132 + 124
+      {1, 256, 12, 2, 256, 6, {132, 12}},   // 43 row tiles against 12 panels: rows
+      {1, 16, 12, 2, 16, 6, {16, 6}},       // 3 row tiles against 12 panels: panels, 6 + 6
+      {1, 3, 16, 4, 3, 6, {3, 4}},          // one row tile: 4 chunks of 4 panels
+      {3, 64, 2, 2, 64, 6, {36, 2}},        // 3 batches on 2 threads: 2 row blocks each, 6 tasks
+      {4, 64, 2, 2, 64, 6, {64, 2}},        // 4 batches on 2 threads: even already
+      {1, 512, 12, 2, 120, 6, {90, 12}},    // 5 row blocks of 120 on 2 threads: 6 of 90
+      {1, 2048, 12, 2, 120, 6, {120, 12}},  // 18 row blocks: enough
+      {1, 256, 2, 1, 256, 6, {256, 2}},     // one thread
+      {1, 16, 2, 4, 16, 6, {12, 1}},        // 3 row tiles, 2 panels, 4 threads: both, 2 x 2 tasks
   };
   for (const Want& w : cases) {
     const TaskSplit s = split_tasks(w.batches, w.m, w.panels, w.threads, w.mc, w.mr);

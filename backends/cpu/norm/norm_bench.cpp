@@ -11,7 +11,8 @@ using ops::Op;
 enum Kind { kLayerNorm, kRmsNorm, kAddLayerNorm };
 
 bench::Case make_case(Kind kind, int64_t rows, int64_t d) {
-  const Op op = kind == kLayerNorm ? Op::LayerNorm : kind == kRmsNorm ? Op::RmsNorm : Op::FusedAddNorm;
+  const Op op = kind == kLayerNorm ? Op::LayerNorm : kind == kRmsNorm ? Op::RmsNorm
+                                                                      : Op::FusedAddNorm;
   std::vector<Shape> in{{rows, d}};
   if (kind == kAddLayerNorm) in.push_back({rows, d});
   in.push_back({d});

@@ -1161,7 +1161,8 @@ class Builder {
     }
     const Kind kind = op == "ReduceMean" || op == "ReduceL2" ? Kind::Float : x.kind;
     Tensor t = checked_tensor(kind, out);
-    const double init = op == "ReduceProd" ? 1.0 : op == "ReduceMax" ? -std::numeric_limits<double>::infinity() : 0.0;
+    const double init = op == "ReduceProd" ? 1.0 : op == "ReduceMax" ? -std::numeric_limits<double>::infinity()
+                                                                     : 0.0;
     std::fill(t.v.begin(), t.v.end(), init);
     std::vector<size_t> count(t.v.size(), 0);
     const auto dst = broadcast_index(kept, x.shape);  // the output element each input element folds into
@@ -1388,7 +1389,8 @@ std::vector<ModelInput> GraphFrontend::inputs(int64_t extent) const {
   std::vector<ModelInput> out;
   for (const Port& p : g.inputs) {
     Shape s;
-    for (const Dim& d : p.dims) s.push_back(d.value >= 0 ? d.value : d.symbol == bucket_ ? extent : fixed.at(d.symbol));
+    for (const Dim& d : p.dims) s.push_back(d.value >= 0 ? d.value : d.symbol == bucket_ ? extent
+                                                                                         : fixed.at(d.symbol));
     out.push_back({p.name, s, element_type(p.elem_type)});
   }
   return out;

@@ -60,8 +60,7 @@ std::string join(const std::vector<std::string>& xs) {
 
 // TF DataType (a number or its DT_ name) -> ONNX TensorProto.DataType.
 int onnx_type(const json& t) {
-  static const std::map<std::string, int> names = {{"DT_FLOAT", 1}, {"DT_INT32", 3}, {"DT_INT64", 9},
-                                                   {"DT_BOOL", 10}, {"DT_DOUBLE", 2}, {"DT_UINT8", 4}};
+  static const std::map<std::string, int> names = {{"DT_FLOAT", 1}, {"DT_INT32", 3}, {"DT_INT64", 9}, {"DT_BOOL", 10}, {"DT_DOUBLE", 2}, {"DT_UINT8", 4}};
   int tf = 0;
   if (t.is_string()) {
     auto it = names.find(t.get<std::string>());
@@ -132,15 +131,7 @@ class Translator {
     node_ = &n;
     const std::string& op = n.op;
     static const std::map<std::string, std::string> same = {
-        {"Add", "Add"}, {"AddV2", "Add"}, {"Sub", "Sub"}, {"Mul", "Mul"}, {"RealDiv", "Div"}, {"Div", "Div"},
-        {"Maximum", "Max"}, {"Minimum", "Min"}, {"Pow", "Pow"}, {"Rsqrt", "Rsqrt"}, {"Sqrt", "Sqrt"},
-        {"Tanh", "Tanh"}, {"Relu", "Relu"}, {"Sigmoid", "Sigmoid"}, {"Exp", "Exp"}, {"Log", "Log"},
-        {"Neg", "Neg"}, {"Abs", "Abs"}, {"Sin", "Sin"}, {"Cos", "Cos"}, {"Erf", "Erf"},
-        {"Reciprocal", "Reciprocal"}, {"Less", "Less"}, {"Greater", "Greater"}, {"LessEqual", "LessOrEqual"},
-        {"GreaterEqual", "GreaterOrEqual"}, {"Equal", "Equal"}, {"LogicalNot", "Not"}, {"LogicalAnd", "And"},
-        {"LogicalOr", "Or"}, {"Identity", "Identity"}, {"StopGradient", "Identity"}, {"Shape", "Shape"},
-        {"Size", "Size"}, {"Reshape", "Reshape"}, {"Range", "Range"}, {"Select", "Where"}, {"SelectV2", "Where"},
-        {"GatherNd", "GatherND"}, {"ExpandDims", "Unsqueeze"}};
+        {"Add", "Add"}, {"AddV2", "Add"}, {"Sub", "Sub"}, {"Mul", "Mul"}, {"RealDiv", "Div"}, {"Div", "Div"}, {"Maximum", "Max"}, {"Minimum", "Min"}, {"Pow", "Pow"}, {"Rsqrt", "Rsqrt"}, {"Sqrt", "Sqrt"}, {"Tanh", "Tanh"}, {"Relu", "Relu"}, {"Sigmoid", "Sigmoid"}, {"Exp", "Exp"}, {"Log", "Log"}, {"Neg", "Neg"}, {"Abs", "Abs"}, {"Sin", "Sin"}, {"Cos", "Cos"}, {"Erf", "Erf"}, {"Reciprocal", "Reciprocal"}, {"Less", "Less"}, {"Greater", "Greater"}, {"LessEqual", "LessOrEqual"}, {"GreaterEqual", "GreaterOrEqual"}, {"Equal", "Equal"}, {"LogicalNot", "Not"}, {"LogicalAnd", "And"}, {"LogicalOr", "Or"}, {"Identity", "Identity"}, {"StopGradient", "Identity"}, {"Shape", "Shape"}, {"Size", "Size"}, {"Reshape", "Reshape"}, {"Range", "Range"}, {"Select", "Where"}, {"SelectV2", "Where"}, {"GatherNd", "GatherND"}, {"ExpandDims", "Unsqueeze"}};
     if (auto it = same.find(op); it != same.end()) return emit(it->second, in_all(), {n.name});
     if (op == "BiasAdd") {
       check_nhwc(n);
@@ -207,7 +198,9 @@ class Translator {
     if (op == "Mean" || op == "Sum" || op == "Max" || op == "Prod") {
       const std::vector<int64_t> axes = ints_of(1);
       const int64_t keep = to_int(attr(n, "keep_dims").value("b", json(false)));
-      const std::string onnx_op = op == "Mean" ? "ReduceMean" : op == "Sum" ? "ReduceSum" : op == "Max" ? "ReduceMax" : "ReduceProd";
+      const std::string onnx_op = op == "Mean" ? "ReduceMean" : op == "Sum" ? "ReduceSum"
+                                                            : op == "Max"   ? "ReduceMax"
+                                                                            : "ReduceProd";
       std::map<std::string, Attr> a = {{"keepdims", int_attr(keep)}};
       if (axes.empty()) a["noop_with_empty_axes"] = int_attr(1);
       if (onnx_op == "ReduceSum") return emit(onnx_op, {in(0), const_ints(axes)}, {n.name}, a);
@@ -222,8 +215,8 @@ class Translator {
     }
     if (op == "BatchMatMul" || op == "BatchMatMulV2") {
       Node& m = add("BatchMatMul", {in(0), in(1)}, {n.name},
-                     {{"adj_x", int_attr(to_int(attr(n, "adj_x").value("b", json(false))))},
-                      {"adj_y", int_attr(to_int(attr(n, "adj_y").value("b", json(false))))}});
+                    {{"adj_x", int_attr(to_int(attr(n, "adj_x").value("b", json(false))))},
+                     {"adj_y", int_attr(to_int(attr(n, "adj_y").value("b", json(false))))}});
       m.domain = onnx_import::kTfDomain;
       return;
     }
@@ -433,7 +426,10 @@ std::map<std::string, Tensor> read_weights(const json& manifest, const model::Sh
       if (bytes.size() - at < count * width || at > bytes.size()) {
         fail(ErrorCode::ParseError, source + ": the shards end before weight '" + name + "' (" + std::to_string(bytes.size()) + " bytes)");
       }
-      Tensor t{dtype == "float32" ? Kind::Float : dtype == "int32" ? Kind::Int : Kind::Bool, shape, {}};
+      Tensor t{dtype == "float32" ? Kind::Float : dtype == "int32" ? Kind::Int
+                                                                   : Kind::Bool,
+               shape,
+               {}};
       std::vector<float> f;
       if (dtype == "float32") {
         f.resize(count);

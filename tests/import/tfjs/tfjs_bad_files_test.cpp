@@ -26,7 +26,8 @@ std::string model_json(const std::string& relu_op = "Relu", const std::string& w
   std::string nodes = kNodes;
   nodes.replace(nodes.find("RELU_OP"), 7, relu_op);
   return std::string(R"({"modelTopology": {"node": )") + nodes + R"(}, "weightsManifest": [{"paths": ["shard1"],
-    "weights": [{"name": "w", "shape": [2, 3], "dtype": "float32")" + weights_extra + "}]}]}";
+    "weights": [{"name": "w", "shape": [2, 3], "dtype": "float32")" +
+         weights_extra + "}]}]}";
 }
 
 const std::vector<float> kW = {1, -2, 3, -4, 5, -6};  // [2, 3]

@@ -152,9 +152,10 @@ TEST(TfjsUse, EqualsTheReference) {
     worst.max_abs = std::max(worst.max_abs, d.max_abs);
     worst.cosine = std::min(worst.cosine, d.cosine);
   }
-  std::printf("USE Lite through rungs vs @energetic-ai/embeddings, %zu texts of 1..%zu tokens, exactly at each length: "
-              "max abs %.3g, min cosine %.9f\n",
-              refs.size(), longest, worst.max_abs, worst.cosine);
+  std::printf(
+      "USE Lite through rungs vs @energetic-ai/embeddings, %zu texts of 1..%zu tokens, exactly at each length: "
+      "max abs %.3g, min cosine %.9f\n",
+      refs.size(), longest, worst.max_abs, worst.cosine);
 }
 
 }  // namespace
