@@ -1410,6 +1410,15 @@ std::vector<ElementType> GraphFrontend::output_types() const {
 
 const OnnxGraph& GraphFrontend::graph_at(int64_t, OnnxGraph&) const { return g; }
 
+model::LoadedFrontend loaded(std::shared_ptr<GraphFrontend> f) {
+  model::LoadedFrontend out;
+  out.weights = std::move(f->g.weight_values);
+  out.stored = f->g.stored;
+  f->g.weight_values.clear();
+  out.frontend = std::move(f);
+  return out;
+}
+
 HirModule GraphFrontend::build_roles(int64_t extent, std::vector<Role>* r) const {
   std::map<std::string, int64_t> symbols = fixed;
   if (!bucket_.empty()) symbols[bucket_] = extent;
@@ -1491,12 +1500,7 @@ LoadedFrontend load_onnx(std::span<const uint8_t> bytes, const LoadOptions& opti
     for (char c : f->g.inputs[i].name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (f->roles[i].role == InputRole::Values && n.find("mask") != std::string::npos) f->roles[i].role = InputRole::Mask;
   }
-  LoadedFrontend out;
-  out.weights = std::move(f->g.weight_values);
-  out.stored = f->g.stored;
-  f->g.weight_values.clear();
-  out.frontend = std::move(f);
-  return out;
+  return loaded(std::move(f));
 }
 
 }  // namespace rungs::model

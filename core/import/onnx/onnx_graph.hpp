@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -103,6 +104,10 @@ class GraphFrontend : public model::Frontend {
   // depend on the extent bound.
   virtual const OnnxGraph& graph_at(int64_t extent, OnnxGraph& scratch) const;
 };
+
+// What a load hands back: the frontend, with its weights' values moved out of its graph into
+// LoadedFrontend::weights (the Model holds them once) and how each was stored.
+model::LoadedFrontend loaded(std::shared_ptr<GraphFrontend> f);
 
 // A float initializer of more than one value is a weight: a Graph param named by the
 // initializer, never folded; anything else (ints, bools, float scalars) is a constant.

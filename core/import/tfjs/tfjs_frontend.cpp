@@ -618,12 +618,7 @@ LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_sha
   f->g = std::move(g);
   f->roles.assign(f->g.inputs.size(), {});
   f->build_roles(2, &f->roles);
-  LoadedFrontend out;
-  out.weights = std::move(f->g.weight_values);
-  out.stored = f->g.stored;
-  f->g.weight_values.clear();
-  out.frontend = std::move(f);
-  return out;
+  return onnx_import::loaded(std::move(f));
 }
 
 }  // namespace rungs::model
