@@ -1136,7 +1136,11 @@ class Builder {
       for (size_t i = 0; i < x.shape.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     }
     std::vector<int> ax;
-    for (int64_t a : axes) ax.push_back(norm_axis(a, x.shape.size()));
+    for (int64_t a : axes) {
+      ax.push_back(norm_axis(a, x.shape.size()));
+      if (static_cast<size_t>(ax.back()) >= x.shape.size())  // norm_axis lets axis 0 through at rank 0
+        error(ErrorCode::ParseError, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(x.shape.size()));
+    }
     if (x.is_const()) return set(0, make_const(fold_reduce(op, x.c, ax, keep)));
     if (op == "ReduceProd") error(ErrorCode::Unsupported, "ReduceProd of a value computed at run time is not supported");
     Value v = mat(x);
