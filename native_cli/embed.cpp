@@ -91,10 +91,14 @@ int run_embed(const EmbedOptions& o) {
   const std::vector<std::string> texts = read_texts(o);
   Model model = load_cli_model(o.model, LoadFlags{});
   const ModelIo io1 = model_io(model, 1);
-  size_t ids_input = io1.inputs.size();
-  for (size_t k = 0; k < io1.inputs.size(); ++k)
-    if (model.input_role(k) == InputRole::Ids) ids_input = k;
-  if (ids_input == io1.inputs.size() || io1.inputs.size() != 1 || model.output_names().empty()) {
+  size_t ids_input = io1.inputs.size(), ids_inputs = 0;
+  bool has_mask = false;  // a Mask input (USE Lite's padding mask, docs/tfjs.md): ones for the tokens
+  for (size_t k = 0; k < io1.inputs.size(); ++k) {
+    if (model.input_role(k) == InputRole::Ids) ids_input = k, ++ids_inputs;
+    has_mask = has_mask || model.input_role(k) == InputRole::Mask;
+  }
+  if (ids_input == io1.inputs.size() || ids_inputs + has_mask != io1.inputs.size() || ids_inputs != 1 ||
+      model.output_names().empty()) {
     throw Error(ErrorCode::Unsupported, "embed: '" + o.model +
                                             "' is not a text model with one input of token ids "
                                             "(such as Universal Sentence Encoder Lite's model.json, docs/tfjs.md)");
@@ -117,13 +121,15 @@ int run_embed(const EmbedOptions& o) {
   cache.set_active_extent(spec.active);
   auto build = [&](uint64_t upper) { return model.build(upper); };
   const std::vector<size_t> inners = model.output_inners();
-  // A model without a padding mask (USE Lite) gives another embedding when padded: a text the
-  // cache would pad runs instead at its exact length, in a second cache of one bucket per length.
+  // A model without a padding mask gives another embedding when padded: a text the cache would
+  // pad runs instead at its exact length, in a second cache of one bucket per length. USE Lite
+  // has one (its `mask` input, docs/tfjs.md): padded runs are exact.
   BucketedCompileCache exact(device, ladder_for(parse_ladder_spec("exact"), lengths));
   std::vector<Embedded> out;
   bool warned = false;
   for (size_t i = 0; i < texts.size(); ++i) {
-    const std::vector<std::vector<float>> data = {std::vector<float>(ids[i].begin(), ids[i].end())};
+    std::vector<std::vector<float>> data(io1.inputs.size(), std::vector<float>(ids[i].size(), 1.f));
+    data[ids_input].assign(ids[i].begin(), ids[i].end());
     const auto in = model.cache_inputs(data);
     const uint64_t active_before = cache.stats().active_runs;
     auto run = cache.run_padded_mixed(lengths[i], lengths[i], build, in, inners);
@@ -133,7 +139,7 @@ int run_embed(const EmbedOptions& o) {
                                              ladder_to_string(cache.buckets()) + "); give a ladder that reaches it");
     }
     Embedded e{texts[i], lengths[i], run->upper, cache.stats().active_runs > active_before ? "active" : "padded", {}};
-    if (e.mode == "padded" && e.bucket != e.tokens) {
+    if (!has_mask && e.mode == "padded" && e.bucket != e.tokens) {
       if (!warned) {
         std::cerr << "embed: the cache would pad a text (" << e.tokens << " tokens in the bucket at " << e.bucket
                   << (spec.active ? ", active extent refused for this model" : "")
