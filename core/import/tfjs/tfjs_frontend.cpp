@@ -148,6 +148,15 @@ class Translator {
         {"Add", "Add"}, {"AddV2", "Add"}, {"Sub", "Sub"}, {"Mul", "Mul"}, {"RealDiv", "Div"}, {"Div", "Div"}, {"Maximum", "Max"}, {"Minimum", "Min"}, {"Pow", "Pow"}, {"Rsqrt", "Rsqrt"}, {"Sqrt", "Sqrt"}, {"Tanh", "Tanh"}, {"Relu", "Relu"}, {"Sigmoid", "Sigmoid"}, {"Exp", "Exp"}, {"Log", "Log"}, {"Neg", "Neg"}, {"Abs", "Abs"}, {"Sin", "Sin"}, {"Cos", "Cos"}, {"Erf", "Erf"}, {"Reciprocal", "Reciprocal"}, {"Less", "Less"}, {"Greater", "Greater"}, {"LessEqual", "LessOrEqual"}, {"GreaterEqual", "GreaterOrEqual"}, {"Equal", "Equal"}, {"LogicalNot", "Not"}, {"LogicalAnd", "And"}, {"LogicalOr", "Or"}, {"Identity", "Identity"}, {"StopGradient", "Identity"}, {"Shape", "Shape"}, {"Size", "Size"}, {"Reshape", "Reshape"}, {"Range", "Range"}, {"Select", "Where"}, {"SelectV2", "Where"}, {"GatherNd", "GatherND"}, {"ExpandDims", "Unsqueeze"}};
     if (op == "Greater" && sparse_mask(n)) return mask_value(n);
     if (op == "Where" && n.inputs.size() == 1 && masks_.count(in(0))) return mask_rows(n);
+    if (op == "Cast" && masks_.count(in(0))) masks_.insert(n.name);  // still the mask, as ints or floats
+    if (op == "Sum" && masks_.count(in(0)) && !to_int(attr(n, "keep_dims").value("b", json(false))) &&
+        (ints_of(1) == std::vector<int64_t>{1} || ints_of(1) == std::vector<int64_t>{-1})) {
+      lengths_.insert(n.name);  // the mask's length: Sum over its positions
+    }
+    if (op == "ExpandDims" && lengths_.count(in(0)) && g.constants.count(in(1)) && (scalar_of(1) == 1 || scalar_of(1) == -1)) {
+      column_lengths_.insert(n.name);  // [1] -> [1, 1]
+    }
+    if (op == "Less" && column_lengths_.count(in(1)) && sequence_mask_of(n)) return;
     if (auto it = same.find(op); it != same.end()) return emit(it->second, in_all(), {n.name});
     if (op == "BiasAdd") {
       check_nhwc(n);
@@ -258,6 +267,11 @@ class Translator {
   const TfNode* node_ = nullptr;
   int tmp_ = 0;
   std::set<std::string> masks_;  // the values mask_value made
+  std::set<std::string> rows_;   // the values mask_rows made
+  std::set<std::string> mask_values_;               // the values mask_value made (masks_ also holds their casts)
+  std::set<std::string> lengths_, column_lengths_;  // Sum of a mask over its positions; as [1, 1]
+  static constexpr char kPositions[] = "rungs/positions";
+  static constexpr int64_t kPositionRows = 8192;
 
   // `Greater(SparseToDense(indices, shape, values, d), d)`: which positions of the dense batch a
   // sparse value fills (the default d is what no value takes). Only with a mask input to stand in.
@@ -272,15 +286,15 @@ class Translator {
   }
 
   // The mask as the runtime input gives it: [N] -> [1, N], cut to the dense shape (the model's
-  // clip), > 0. The caller gives ones for its tokens; the bucketed cache pads zeros.
+  // clip). The caller gives ones for its tokens; the bucketed cache pads zeros. Used as it is (no
+  // comparison), so it stays zero in padded rows, which active extent needs of a masked sum.
   void mask_value(const TfNode& n) {
     const TfNode& dense = *by_name.at(ref(n.inputs[0]));
-    const std::string row = fresh(), cut = fresh(), half = fresh();
+    const std::string row = fresh();
     emit("Reshape", {mask_input, const_ints({1, -1})}, {row});
-    emit("Slice", {row, const_ints({0, 0}), ref(dense.inputs[1]), const_ints({0, 1})}, {cut});
-    g.constants[half] = Tensor{Kind::Float, {}, {0.5}};
-    emit("Greater", {cut, half}, {n.name});
+    emit("Slice", {row, const_ints({0, 0}), ref(dense.inputs[1]), const_ints({0, 1})}, {n.name});
     masks_.insert(n.name);
+    mask_values_.insert(n.name);
   }
 
   // Where(mask): the positions of the mask's ones. A mask is ones then zeros (the padding follows
@@ -293,6 +307,50 @@ class Translator {
     emit("Expand", {one, shape}, {ones});
     emit("NonZero", {ones}, {nz});
     emit("Transpose", {nz}, {n.name}, {{"perm", ints_attr({1, 0})}});
+    rows_.insert(n.name);
+  }
+
+  // Less(Range(0, K, 1), length of mask M as [1, 1]): the sequence mask of M's length, [1, K].
+  // M is ones then zeros, so that is M itself (cut to K): written so, it stays zero in padded
+  // rows, which active extent needs of the masked sum that pools with it.
+  bool sequence_mask_of(const TfNode& n) {
+    auto r = by_name.find(ref(n.inputs[0]));
+    if (r == by_name.end() || r->second->op != "Range" || r->second->inputs.size() != 3) return false;
+    auto start = g.constants.find(ref(r->second->inputs[0])), delta = g.constants.find(ref(r->second->inputs[2]));
+    if (start == g.constants.end() || delta == g.constants.end() || start->second.v != std::vector<double>{0} ||
+        delta->second.v != std::vector<double>{1}) {
+      return false;
+    }
+    // The mask the length was summed from: ExpandDims <- Sum <- (Cast <-)* mask.
+    std::string m = ref(by_name.at(ref(by_name.at(in(1))->inputs[0]))->inputs[0]);
+    while (!mask_values_.count(m)) m = ref(by_name.at(m)->inputs.at(0));
+    const std::string limit = fresh();
+    emit("Reshape", {ref(r->second->inputs[1]), const_ints({1})}, {limit});
+    emit("Slice", {m, const_ints({0}), limit, const_ints({-1})}, {n.name});
+    return true;
+  }
+
+  // StridedSlice of mask rows [L, 2] (sentence, position) that keeps every row and takes the
+  // position column: 0..L-1, written as the first L values of a table of positions (a weight,
+  // so it is not folded) and not as a constant, so that it carries rows for active extent
+  // (docs/active-extent.md: a prefix slice of a table). The positions are floats (a model casts
+  // them to float for its timing signal); past kPositions rows the build fails naming the node.
+  bool mask_positions(const TfNode& n, const std::vector<int64_t>& begin, const std::vector<int64_t>& strides,
+                      int64_t begin_mask, int64_t end_mask, int64_t shrink) {
+    if (!rows_.count(in(0)) || begin.size() != 2 || strides != std::vector<int64_t>{1, 1}) return false;
+    if (!(begin_mask & 1) || !(end_mask & 1) || shrink != 2 || begin[1] != 1) return false;
+    if (!g.weights.count(kPositions)) {
+      g.weights[kPositions] = {kPositionRows};
+      std::vector<float> v(static_cast<size_t>(kPositionRows));
+      std::iota(v.begin(), v.end(), 0.f);
+      g.weight_values[kPositions] = std::move(v);
+      g.stored[kPositions] = TensorDType::F32;
+    }
+    const std::string shape = fresh(), count = fresh();
+    emit("Shape", {in(0)}, {shape});
+    emit("Slice", {shape, const_ints({0}), const_ints({1})}, {count});
+    emit("Slice", {kPositions, const_ints({0}), count, const_ints({0})}, {n.name});
+    return true;
   }
 
   static std::string ref(const std::string& input) {
@@ -403,6 +461,7 @@ class Translator {
       fail_at(n, ErrorCode::Unsupported, "ellipsis_mask and new_axis_mask are not supported");
     }
     const std::vector<int64_t> begin = ints_of(1), end = ints_of(2), strides = ints_of(3);
+    if (mask_positions(n, begin, strides, begin_mask, end_mask, shrink)) return;
     std::vector<int64_t> starts, ends, axes, steps, squeeze;
     for (size_t i = 0; i < begin.size(); ++i) {
       const int64_t stride = strides.at(i);
@@ -652,7 +711,7 @@ LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_sha
         g.input_min[n.name] = 0;  // token ids are never negative
         // The padding mask, ones for the tokens: what `dense > default` becomes (Translator::mask_value).
         tr.mask_input = unique_name(kMaskInput, tr.by_name);
-        g.inputs.push_back(Port{tr.mask_input, onnx_import::kFloat, dims, true});
+        g.inputs.push_back(Port{tr.mask_input, onnx_import::kInt64, dims, true});
       }
       continue;
     }
