@@ -754,13 +754,19 @@ TEST(CliCheckPadding, UseLiteIsPaddingSafe) {
   EXPECT_TRUE(j["padding_safe"].get<bool>());
   EXPECT_EQ(j["bucket_dim"], "tokens");
   ASSERT_EQ(j["lengths"].size(), 6u);
+  EXPECT_TRUE(j["active_exact"].get<bool>()) << "every length ran with active extent";
+  EXPECT_TRUE(j["active_reason"].is_null()) << j["active_reason"];
+  EXPECT_TRUE(j["active_differs_from_padding"].is_null()) << j["active_differs_from_padding"];
   for (const auto& c : j["lengths"]) {
     EXPECT_GT(c["extent"].get<int>(), c["length"].get<int>()) << "every length ran padded";
     EXPECT_LE(c["padded_max_abs"].get<double>(), 1e-5) << c.dump();
+    ASSERT_FALSE(c["active_max_abs"].is_null()) << c.dump();
+    EXPECT_LE(c["active_max_abs"].get<double>(), 1e-5) << c.dump();
   }
   Result text = cli("inspect " + model + " --check-padding");
   EXPECT_EQ(text.code, 0) << text.out;
-  EXPECT_NE(text.out.find("padding-safe: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("padding-safe: padded and active runs match the exact runs"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("active extent not used"), std::string::npos) << text.out;
 }
 
 TEST(CliCheckPadding, BadLengthsAndLadders) {

@@ -674,6 +674,17 @@ LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_sha
   }
   f->sparse = placeholders == std::set<std::string>{"indices", "values"};
   for (const TfNode& n : nodes) tr.by_name[n.name] = &n;
+  // Whether the sparse batch's mask idiom is there: Greater(SparseToDense(.., d), d) (Translator::sparse_mask).
+  bool has_mask = false;
+  auto base = [](const std::string& in) { return in.ends_with(":0") ? in.substr(0, in.size() - 2) : in; };
+  for (const TfNode& n : nodes) {
+    if (n.op != "Greater" || n.inputs.size() != 2) continue;
+    auto s = tr.by_name.find(base(n.inputs[0]));
+    if (s == tr.by_name.end() || s->second->op != "SparseToDense" || s->second->inputs.size() != 4) continue;
+    auto d = values.find(base(s->second->inputs[3]));
+    auto c = values.find(base(n.inputs[1]));
+    has_mask = has_mask || (d != values.end() && c != values.end() && d->second.v.size() == 1 && c->second.v == d->second.v);
+  }
   for (const TfNode& n : nodes) {
     if (n.op == "Const") {
       auto it = values.find(n.name);
@@ -707,8 +718,8 @@ LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_sha
         continue;  // bound per extent
       }
       g.inputs.push_back(Port{n.name, type == onnx_import::kInt32 ? onnx_import::kInt64 : type, dims, true});
-      if (f->sparse) {
-        g.input_min[n.name] = 0;  // token ids are never negative
+      if (f->sparse) g.input_min[n.name] = 0;  // token ids are never negative
+      if (f->sparse && has_mask) {
         // The padding mask, ones for the tokens: what `dense > default` becomes (Translator::mask_value).
         tr.mask_input = unique_name(kMaskInput, tr.by_name);
         g.inputs.push_back(Port{tr.mask_input, onnx_import::kInt64, dims, true});
