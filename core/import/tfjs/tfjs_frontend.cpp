@@ -266,9 +266,9 @@ class Translator {
   const std::string& source_;
   const TfNode* node_ = nullptr;
   int tmp_ = 0;
-  std::set<std::string> masks_;  // the values mask_value made
-  std::set<std::string> rows_;   // the values mask_rows made
-  std::set<std::string> mask_values_;               // the values mask_value made (masks_ also holds their casts)
+  std::set<std::string> masks_;                     // the values mask_value made and their casts
+  std::set<std::string> mask_values_;               // the values mask_value made
+  std::set<std::string> rows_;                      // the values mask_rows made
   std::set<std::string> lengths_, column_lengths_;  // Sum of a mask over its positions; as [1, 1]
   static constexpr char kPositions[] = "rungs/positions";
   static constexpr int64_t kPositionRows = 8192;
