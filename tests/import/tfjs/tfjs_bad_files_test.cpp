@@ -237,6 +237,15 @@ TEST(TfjsFrontend, SparseBatchMaskIsAnInputAndPaddingIsExact) {
   }
 }
 
+TEST(TfjsFrontend, SparseBatchPastThePositionTable) {
+  // The positions are the first L of 8192 (docs/tfjs.md): past them the build fails naming the node.
+  const SparseModel sm = sparse_model();
+  const Model m = load_model_from_tfjs(sm.json, sm.shards, "sparse");
+  EXPECT_NO_THROW(m.build_module(8192));
+  testing::expect_error([&] { m.build_module(8193); }, ErrorCode::ShapeMismatch,
+                        "sparse/model.json (at tokens=8193): node 'x' (Add): broadcast: shapes [8193, 2] and [8192, 1]");
+}
+
 TEST(TfjsFrontend, SparseBatchWithoutTheIdiomHasNoMaskInput) {
   // Greater compares with another value than the SparseToDense default: not the mask idiom (here
   // every position compares true, ids being never negative), so no mask input is made.
