@@ -202,6 +202,10 @@ test('USE Lite: loadTfjsFile + TextEmbedder equal @energetic-ai/embeddings', { s
     maxAbs = Math.max(maxAbs, d);
     minCos = Math.min(minCos, c);
   }
+  // The frontend gives USE Lite a padding mask (docs/tfjs.md): padded runs are exact, none falls back.
+  assert.equal(e.hasMask(), true);
+  assert.equal(modes.exact, undefined, JSON.stringify(modes));
+  assert.equal(e.usedExactFallback(), false);
   const stats = e.stats();
   t.diagnostic(`${rows.length} texts of 1..${longest} tokens (${source}), ${ms.toFixed(0)} ms incl. compiles: ` +
     `max abs ${maxAbs.toExponential(2)}, min cosine ${minCos.toFixed(9)}; modes ${JSON.stringify(modes)}, ` +
