@@ -397,6 +397,7 @@ export const UnigramTokenizer = wrapClass('UnigramTokenizer');
 export const WordPieceTokenizer = wrapClass('WordPieceTokenizer');
 // The loaders' optional arguments (docs/text.md): the source names the text in error messages.
 UnigramTokenizer.parse = withDefaults(UnigramTokenizer.parse, 'UnigramTokenizer.parse', [R, 'vocab.json']);
+Model.parse = withDefaults(Model.parse, 'Model.parse', [R, 'model.json']); // index.d.ts: source?
 WordPieceTokenizer.parseVocabTxt = withDefaults(WordPieceTokenizer.parseVocabTxt, 'WordPieceTokenizer.parseVocabTxt',
   [R, null, 'vocab.txt']);
 WordPieceTokenizer.parseTokenizerJson = withDefaults(WordPieceTokenizer.parseTokenizerJson,

@@ -125,7 +125,7 @@ test('TextEmbedder: argument and text errors', () => {
     format: 'rungs-model', version: 1, name: 'values', bucket_dim: 'seq',
     inputs: [{ name: 'x', shape: [1, 'seq', 4] }],
     blocks: [{ op: 'mean_pool', input: 'x', out: 'p' }], outputs: [{ name: 'y', value: 'p' }],
-  }), 'values.json');
+  })); // source defaults to 'model.json', as index.d.ts says
   assertRungsError(() => new TextEmbedder(values, tok), 'Unsupported', /is not a text model.*'x' \(values\)/);
   values.delete();
   e.delete();
