@@ -61,6 +61,7 @@ struct TextEmbedder::Impl {
   std::optional<size_t> mask_input;
   std::vector<size_t> inners;
   size_t width = 0;
+  uint64_t max_tokens = 0;  // 0: no clip
   std::function<void(const std::string&)> on_exact;
   std::atomic<bool> used_exact = false;
   std::mutex mutex;  // embed runs one call at a time (its mode detection reads the cache's stats)
@@ -129,6 +130,7 @@ TextEmbedder::TextEmbedder(Model model, Tokenize tokenize, TextEmbedderOptions o
   cache.set_active_extent(options.active_extent);
   BucketedCompileCache exact(options.device, exact_ladder(ladder));
   impl_ = std::make_unique<Impl>(std::move(model), std::move(tokenize), std::move(cache), std::move(exact));
+  impl_->max_tokens = options.max_tokens;
   impl_->ids_input = io.ids;
   impl_->mask_input = io.mask;
   impl_->inners = impl_->model.output_inners();
@@ -153,7 +155,7 @@ std::vector<TextEmbedding> TextEmbedder::embed(std::initializer_list<std::string
 std::vector<TextEmbedding> TextEmbedder::embed(std::span<const std::string> texts) {
   Impl& s = *impl_;
   const auto buckets = s.cache.buckets();
-  const uint64_t max_tokens = buckets.back().end - 1;
+  const uint64_t ladder_max = buckets.back().end - 1;
   auto in_ladder = [&](uint64_t n) {
     for (const Range& r : buckets)
       if (n >= r.start && n < r.end) return true;
@@ -161,15 +163,18 @@ std::vector<TextEmbedding> TextEmbedder::embed(std::span<const std::string> text
   };
   // Every text is tokenized and checked before anything runs.
   std::vector<std::vector<int32_t>> ids;
+  std::vector<size_t> counts;  // before max_tokens
   ids.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
     ids.push_back(s.tokenize(texts[i]));
+    counts.push_back(ids.back().size());
+    if (s.max_tokens > 0 && ids.back().size() > s.max_tokens) ids.back().resize(s.max_tokens);
     const std::string which = "TextEmbedder.embed: text " + std::to_string(i + 1) + " (" + preview(texts[i]) + ")";
     if (ids.back().empty()) throw Error(ErrorCode::InvalidArgument, which + " has no tokens");
     if (!in_ladder(ids.back().size())) {
       throw Error(ErrorCode::OutOfRange, which + " has " + std::to_string(ids.back().size()) + " tokens, " +
-                                             (ids.back().size() > max_tokens ? "past the ladder's last bucket (" +
-                                                                                   std::to_string(max_tokens) + " tokens)"
+                                             (ids.back().size() > ladder_max ? "past the ladder's last bucket (" +
+                                                                                   std::to_string(ladder_max) + " tokens)"
                                                                              : std::string("in no bucket of the ladder")) +
                                              "; give a ladder that reaches it");
     }
@@ -190,7 +195,7 @@ std::vector<TextEmbedding> TextEmbedder::embed(std::span<const std::string> text
     auto run = s.cache.run_padded_mixed(len, len, build, in, s.inners);
     if (!run) throw Error(ErrorCode::Internal, "TextEmbedder.embed: no bucket for " + std::to_string(len) + " tokens");
     TextEmbedding e;
-    e.tokens = len;
+    e.tokens = counts[i];
     e.bucket = run->upper;
     e.mode = s.cache.stats().active_runs > active_before ? EmbedMode::Active : EmbedMode::Padded;
     if (e.mode == EmbedMode::Padded && e.bucket != len && !s.mask_input) {

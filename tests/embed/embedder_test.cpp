@@ -170,6 +170,22 @@ TEST(TextEmbedder, ErrorsNameTheTextAndLeaveTheEmbedderUsable) {
   EXPECT_THROW(TextEmbedder(text_model(true), letters, bad), Error);
 }
 
+TEST(TextEmbedder, MaxTokensRunsTheFirstIdsOfALongerText) {
+  TextEmbedderOptions o;
+  o.ladder = ladder::power_of_two(1, 4);
+  o.max_tokens = 3;
+  TextEmbedder e(text_model(true), letters, o);
+  const auto out = e.embed({"abcdefg", "ab"});
+  EXPECT_EQ(out[0].tokens, 7u);  // all of them counted
+  EXPECT_EQ(out[0].bucket, 4u);  // 3 ids in the bucket at 4
+  expect_near_all(out[0].vector, expected("abc"), "the first 3 ids");
+  expect_near_all(out[1].vector, expected("ab"), "a shorter text is whole");
+  // Past the ladder even when clipped: still an error.
+  o.max_tokens = 6;
+  TextEmbedder f(text_model(true), letters, o);
+  testing::expect_error([&] { f.embed({"abcdefg"}); }, ErrorCode::OutOfRange, "past the ladder's last bucket (4 tokens)");
+}
+
 TEST(TextEmbedder, RefusesModelsThatAreNotTextModels) {
   // A plain values input.
   Model values = Model::parse(R"({"format": "rungs-model", "version": 1, "name": "values", "bucket_dim": "seq",

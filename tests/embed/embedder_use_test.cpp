@@ -86,5 +86,30 @@ TEST(TextEmbedderUse, PaddedOrActiveRunsEqualTheReference) {
   }
 }
 
+// Past 128 tokens the model clips: max_tokens = 128 runs the first 128 ids in the 128 bucket and
+// gives the reference's embedding (no bucket past 128 compiled).
+TEST(TextEmbedderUse, MaxTokensGivesTheEmbeddingOfALongText) {
+  if (!std::ifstream(kDir + "/model.json").good()) GTEST_SKIP() << "no " << kDir << "/model.json: run bash scripts/setup";
+  const std::vector<Ref> refs = read_reference();
+  if (refs.empty()) GTEST_SKIP() << "no " << RUNGS_USE_EMBEDDINGS << " (made at build time by use_embeddings.mjs)";
+  const text::UnigramTokenizer tok = text::UnigramTokenizer::load(kDir + "/vocab.json");
+  TextEmbedderOptions o;
+  o.max_tokens = 128;
+  TextEmbedder e(load_model(kDir + "/model.json"), tok, o);
+  size_t long_texts = 0;
+  for (const Ref& r : refs) {
+    if (tok.encode(r.text).size() <= 128) continue;
+    ++long_texts;
+    const TextEmbedding got = e.embed({r.text}).at(0);
+    EXPECT_GT(got.tokens, 128u);
+    EXPECT_EQ(got.bucket, 128u);
+    double d = 0;
+    for (size_t k = 0; k < 512; ++k) d = std::max(d, std::fabs(static_cast<double>(got.vector[k]) - r.embedding[k]));
+    EXPECT_LE(d, 1e-4) << got.tokens << " tokens: " << r.text;
+  }
+  EXPECT_GE(long_texts, 10u);
+  EXPECT_EQ(e.stats().compiles, 1u);
+}
+
 }  // namespace
 }  // namespace rungs

@@ -184,7 +184,7 @@ Model* model_load_tfjs(const val& model_json, const val& shards, const std::stri
 struct JsTextEmbedder {
   std::unique_ptr<TextEmbedder> embedder;
 };
-// options: {ladder, device, activeExtent}, as index.js checked and defaulted them
+// options: {ladder, device, activeExtent, maxTokens}, as index.js checked and defaulted them
 JsTextEmbedder* embedder_new(const Model& model, const text::UnigramTokenizer& tokenizer, const val& options);
 val embedder_embed(JsTextEmbedder& js, const val& texts);           // Float32Array[]
 val embedder_embed_detailed(JsTextEmbedder& js, const val& texts);  // TextEmbedding[]

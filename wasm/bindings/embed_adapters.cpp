@@ -52,6 +52,7 @@ JsTextEmbedder* embedder_new(const Model& model, const text::UnigramTokenizer& t
     if (!options["ladder"].isNull()) o.ladder = to_ranges(options["ladder"], "TextEmbedder: options.ladder");
     o.device = options["device"].as<Device>();
     o.active_extent = options["activeExtent"].as<bool>();
+    o.max_tokens = to_u64(options["maxTokens"], "TextEmbedder: options.maxTokens");
     return new JsTextEmbedder{std::make_unique<TextEmbedder>(model, tokenizer, std::move(o))};
   });
   return js ? js : new JsTextEmbedder{};

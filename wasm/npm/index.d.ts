@@ -587,6 +587,12 @@ export interface TextEmbedderOptions {
   device?: DeviceValue;
   /** Default true. */
   activeExtent?: boolean;
+  /**
+   * Default 0 (off). A text of more tokens runs its first maxTokens ids (`tokens` still counts them
+   * all): only for a model that clips its input at that length itself, such as USE Lite at 128,
+   * where it gives the same embedding without compiling a bucket past it.
+   */
+  maxTokens?: number;
 }
 
 export interface TextEmbedding {

@@ -576,25 +576,28 @@ function manifestPaths(who, text) {
   return manifest.flatMap((group) => (Array.isArray(group?.paths) ? group.paths : []));
 }
 
-const textEmbedderOptionNames = ['ladder', 'device', 'activeExtent'];
+const textEmbedderOptionNames = ['ladder', 'device', 'activeExtent', 'maxTokens'];
 function textEmbedderOptions(options) {
   const who = 'new TextEmbedder';
   if (options === undefined || options === null) options = {};
   if (!isPlainObject(options)) {
-    throw argumentError(`${who}: options must be an object {ladder, device, activeExtent}, got ${describeValue(options)}`);
+    throw argumentError(`${who}: options must be an object {ladder, device, activeExtent, maxTokens}, got ${describeValue(options)}`);
   }
   for (const key of Object.keys(options)) {
     if (!textEmbedderOptionNames.includes(key)) {
       throw argumentError(`${who}: unknown option '${key}' (the options are ${textEmbedderOptionNames.join(', ')})`);
     }
   }
-  const { ladder: buckets = null, device = wasm.Device.Cpu, activeExtent = true } = options;
+  const { ladder: buckets = null, device = wasm.Device.Cpu, activeExtent = true, maxTokens = 0 } = options;
   if (buckets !== null && !Array.isArray(buckets)) {
     throw argumentError(`${who}: options.ladder must be an array of {start, end} (e.g. ladder.powerOfTwo(1, 128)), got ${describeValue(buckets)}`);
   }
   deviceArg(`${who}: options.device`, device);
   boolArg('options.activeExtent')(who, activeExtent);
-  return { ladder: buckets, device, activeExtent };
+  if (!Number.isSafeInteger(maxTokens) || maxTokens < 0) {
+    throw argumentError(`${who}: options.maxTokens must be a whole number >= 0 (0: no clip), got ${describeValue(maxTokens)}`);
+  }
+  return { ladder: buckets, device, activeExtent, maxTokens };
 }
 
 argChecks.TextEmbedder = [

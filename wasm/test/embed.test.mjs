@@ -114,6 +114,14 @@ test('TextEmbedder: argument and text errors', () => {
   meanRows(tok.encode('ab')).forEach((w, j) => assert.ok(Math.abs(v[j] - w) < 1e-5));
   assertRungsError(() => e.embed('ab'), 'InvalidArgument', /TextEmbedder.embed: texts: expected an array of strings/);
   assertRungsError(() => e.embed(['a', 3]), 'InvalidArgument', /texts\[1\]: expected a string/);
+  // maxTokens: a longer text runs its first ids (for a model that clips its input itself).
+  const clip = new TextEmbedder(model, tok, { ladder: ladder.powerOfTwo(1, 4), maxTokens: 3 });
+  const [long] = clip.embedDetailed(['abab']); // 5 tokens: 6 7 8 7 8
+  assert.equal(long.tokens, 5);
+  assert.equal(long.bucket, 4);
+  meanRows([6, 7, 8]).forEach((w, j) => assert.ok(Math.abs(long.embedding[j] - w) < 1e-5));
+  clip.delete();
+  assertRungsError(() => new TextEmbedder(model, tok, { maxTokens: -1 }), 'InvalidArgument', /maxTokens must be a whole number/);
   assertRungsError(() => new TextEmbedder(model, tok, { ladders: [] }), 'InvalidArgument', /unknown option 'ladders'/);
   assertRungsError(() => new TextEmbedder(model, tok, { activeExtent: 'yes' }), 'InvalidArgument', /activeExtent must be true or false/);
   assertRungsError(() => new TextEmbedder(model, tok, { device: 'cpu' }), 'InvalidArgument', /device must be Device.Cpu or Device.Reference/);
@@ -180,8 +188,9 @@ test('USE Lite: loadTfjsFile + TextEmbedder equal @energetic-ai/embeddings', { s
   const { rows, source } = referenceRows();
   assert.ok(rows.length >= 200, `${rows.length} reference texts in ${source}`);
   const longest = Math.max(...rows.map((r) => r.ids.length));
-  // The pow2 ladder, reaching the longest text (the model clips past 128 tokens itself).
-  const e = new TextEmbedder(model, tok, { ladder: ladder.powerOfTwo(1, Math.max(128, longest)) });
+  // The default pow2 ladder up to 128; the model clips past 128 tokens itself, so a longer text
+  // runs its first 128 ids (maxTokens) and gives the same embedding.
+  const e = new TextEmbedder(model, tok, { maxTokens: 128 });
   assert.equal(e.width(), 512);
   const started = performance.now();
   const out = e.embedDetailed(rows.map((r) => r.text));
@@ -192,7 +201,7 @@ test('USE Lite: loadTfjsFile + TextEmbedder equal @energetic-ai/embeddings', { s
   for (let i = 0; i < rows.length; ++i) {
     const { text, ids, embedding } = rows[i];
     assert.equal(out[i].tokens, ids.length, text);
-    assert.ok(out[i].bucket >= out[i].tokens, text);
+    assert.ok(out[i].bucket >= Math.min(out[i].tokens, 128) && out[i].bucket <= 128, text);
     modes[out[i].mode] = (modes[out[i].mode] ?? 0) + 1;
     let d = 0;
     for (let k = 0; k < 512; ++k) d = Math.max(d, Math.abs(out[i].embedding[k] - embedding[k]));

@@ -46,10 +46,14 @@ struct TextEmbedderOptions {
   std::vector<Range> ladder;  // empty: ladder::power_of_two(1, 128) (USE Lite clips at 128 tokens)
   Device device = Device::Cpu;
   bool active_extent = true;
+  // 0: off. Else a text of more tokens runs its first max_tokens ids (TextEmbedding::tokens still
+  // counts them all). Only for a model that clips its input at that length itself, where it gives
+  // the same embedding without compiling a bucket past it: USE Lite clips at 128 (docs/tfjs.md).
+  uint64_t max_tokens = 0;
 };
 
 struct TextEmbedding {
-  size_t tokens = 0;    // token ids of the text
+  size_t tokens = 0;    // token ids of the text (all of them, also past max_tokens)
   uint64_t bucket = 0;  // the extent it ran at: the bucket's upper, or its length in mode Exact
   EmbedMode mode = EmbedMode::Padded;
   std::vector<float> vector;  // the model's first output
