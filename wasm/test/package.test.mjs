@@ -80,10 +80,11 @@ test('the wasm binary is under 1 MiB gzipped', () => {
 
 // The packed package holds both variants (scripts/test builds wasm-threads before wasm-release).
 const hasThreaded = existsSync(join(pkgDir, 'rungs_core_mt.js'));
-// Both variants together under 1.5 MiB gzipped, as shipped (docs/onnx.md: the load-time layers are
-// compiled for size, cmake/RungsLayers.cmake's COLD). The test prints where the size stands.
-const kSizeBudget = 1.5 * 2 ** 20;
-test('both variants ship, together under 1.5 MiB gzipped', { skip: !hasThreaded && process.env.RUNGS_EXPECT_THREADED !== '1' && 'no threaded variant in this package (build the wasm-threads preset first)' }, () => {
+// Both variants together under 1.6 MiB gzipped, as shipped (docs/onnx.md: the load-time layers are
+// compiled for size, cmake/RungsLayers.cmake's COLD; 1.5 MiB until loadTfjs linked the TF.js
+// frontend in, docs/tfjs.md). The test prints where the size stands.
+const kSizeBudget = 1.6 * 2 ** 20;
+test('both variants ship, together under 1.6 MiB gzipped', { skip: !hasThreaded && process.env.RUNGS_EXPECT_THREADED !== '1' && 'no threaded variant in this package (build the wasm-threads preset first)' }, () => {
   assert.ok(hasThreaded, 'RUNGS_EXPECT_THREADED=1 but the package has no rungs_core_mt.js');
   const single = embedded('rungs_core.js');
   const mt = embedded('rungs_core_mt.js');
