@@ -183,6 +183,10 @@ std::vector<TextEmbedding> TextEmbedder::embed(std::span<const std::string> text
   std::lock_guard lock(s.mutex);
   auto build = [&](uint64_t upper) { return s.model.build(upper); };
   const size_t n_inputs = s.mask_input ? 2 : 1;
+  // How a run went: it was active when the cache's active-run count grew (read once per run, and
+  // not at all with active extent off; the lock keeps other calls off this cache meanwhile).
+  const bool active = s.cache.active_extent();
+  uint64_t active_runs = active ? s.cache.stats().active_runs : 0;
   std::vector<TextEmbedding> out;
   out.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -191,20 +195,21 @@ std::vector<TextEmbedding> TextEmbedder::embed(std::span<const std::string> text
     data[s.ids_input] = std::vector<float>(ids[i].begin(), ids[i].end());
     if (s.mask_input) data[*s.mask_input] = std::vector<float>(len, 1.0f);  // the cache pads it with zeros
     const auto in = s.model.cache_inputs(data);
-    const uint64_t active_before = s.cache.stats().active_runs;
     auto run = s.cache.run_padded_mixed(len, len, build, in, s.inners);
     if (!run) throw Error(ErrorCode::Internal, "TextEmbedder.embed: no bucket for " + std::to_string(len) + " tokens");
     TextEmbedding e;
     e.tokens = counts[i];
     e.bucket = run->upper;
-    e.mode = s.cache.stats().active_runs > active_before ? EmbedMode::Active : EmbedMode::Padded;
+    const uint64_t active_after = active ? s.cache.stats().active_runs : 0;
+    e.mode = active_after > active_runs ? EmbedMode::Active : EmbedMode::Padded;
+    active_runs = active_after;
     if (e.mode == EmbedMode::Padded && e.bucket != len && !s.mask_input) {
       // Padding reaches this model's output: run the text at its exact length instead.
       if (!s.used_exact) {
         s.used_exact = true;
         if (s.on_exact) {
           s.on_exact("the cache would pad a text (" + std::to_string(len) + " tokens in the bucket at " +
-                     std::to_string(e.bucket) + (s.cache.active_extent() ? ", active extent refused for this model" : "") +
+                     std::to_string(e.bucket) + (active ? ", active extent refused for this model" : "") +
                      "); the model has no padding mask, so padded texts run at their exact length instead");
         }
       }
