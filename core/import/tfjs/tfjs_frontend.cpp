@@ -270,6 +270,7 @@ class Translator {
   std::set<std::string> mask_values_;               // the values mask_value made
   std::set<std::string> rows_;                      // the values mask_rows made
   std::set<std::string> lengths_, column_lengths_;  // Sum of a mask over its positions; as [1, 1]
+  std::set<std::string> conv_kernels_;              // Conv2D kernel weights declared [C, F] (conv2d)
   static constexpr char kPositions[] = "rungs/positions";
   static constexpr int64_t kPositionRows = 8192;
 
@@ -485,6 +486,14 @@ class Translator {
     if (!squeeze.empty()) emit("Squeeze", {out, const_ints(squeeze)}, {n.name});
   }
 
+  // Whether every node that reads `name` is a Conv2D reading it as its kernel.
+  bool only_conv_kernel(const std::string& name) const {
+    for (const auto& [_, node] : by_name)
+      for (size_t i = 0; i < node->inputs.size(); ++i)
+        if (ref(node->inputs[i]) == name && (node->op != "Conv2D" || i != 1)) return false;
+    return true;
+  }
+
   // A 1x1 Conv2D of stride 1 (a pointwise projection): x [.., C] times the kernel as [C, F].
   void conv2d(const TfNode& n) {
     check_nhwc(n);
@@ -494,15 +503,32 @@ class Translator {
     }
     const std::string k = in(1);
     Shape ks;
-    if (auto w = g.weights.find(k); w != g.weights.end()) ks = w->second;
+    if (auto w = g.weights.find(k); w != g.weights.end()) ks = conv_kernels_.count(k) ? Shape{1, 1, w->second[0], w->second[1]} : w->second;
     else if (auto c = g.constants.find(k); c != g.constants.end()) ks = c->second.shape;
     else fail_at(n, ErrorCode::Unsupported, "the kernel must be a Const node");
     if (ks.size() != 4 || ks[0] != 1 || ks[1] != 1) {
       fail_at(n, ErrorCode::Unsupported, "kernel " + shape_to_string(ks) + ": only 1x1 kernels are supported");
     }
-    const std::string flat = fresh();
-    emit("Reshape", {k, const_ints({ks[2], ks[3]})}, {flat});
-    emit("MatMul", {in(0), flat}, {n.name});
+    // As rows: x [.., C] -> [rows, C], times the kernel, back to [.., F]. A MatMul of x as it is
+    // ([1, L, 1, C] in USE Lite's attention) is a batch of L products of one row each, and one of
+    // a reshaped weight is a product by a value, not by a param: both several times slower than
+    // a product of L rows by the param. A kernel weight only Conv2D nodes read is therefore
+    // declared [C, F] (the same bytes).
+    std::string flat = fresh();
+    const std::string rows = fresh(), y = fresh(), shape = fresh(), lead = fresh(), out_shape = fresh();
+    if (g.weights.count(k) && (conv_kernels_.count(k) || only_conv_kernel(k))) {
+      g.weights[k] = {ks[2], ks[3]};
+      conv_kernels_.insert(k);
+      flat = k;
+    } else {
+      emit("Reshape", {k, const_ints({ks[2], ks[3]})}, {flat});
+    }
+    emit("Reshape", {in(0), const_ints({-1, ks[2]})}, {rows});
+    emit("MatMul", {rows, flat}, {y});
+    emit("Shape", {in(0)}, {shape});
+    emit("Slice", {shape, const_ints({0}), const_ints({-1})}, {lead});
+    emit("Concat", {lead, const_ints({ks[3]})}, {out_shape}, {{"axis", int_attr(0)}});
+    emit("Reshape", {y, out_shape}, {n.name});
   }
 };
 

@@ -237,6 +237,54 @@ TEST(TfjsFrontend, SparseBatchMaskIsAnInputAndPaddingIsExact) {
   }
 }
 
+// x [N, 2] as NHWC [1, N, 1, 2], two 1x1 Conv2Ds by one kernel [1, 1, 2, 3], added; `also_read`
+// makes another node read the kernel too.
+std::string conv_model(bool also_read) {
+  using nlohmann::json;
+  json nodes = json::array();
+  nodes.push_back({{"name", "x"}, {"op", "Placeholder"}, {"attr", {{"dtype", {{"type", "DT_FLOAT"}}}, {"shape", {{"shape", {{"dim", {{{"size", "-1"}}, {{"size", "2"}}}}}}}}}}});
+  for (const char* c : {"k", "zero", "two"}) nodes.push_back({{"name", c}, {"op", "Const"}, {"attr", json::object()}});
+  auto node = [&](const std::string& name, const std::string& op, std::vector<std::string> in, json attr = json::object()) {
+    nodes.push_back({{"name", name}, {"op", op}, {"input", in}, {"attr", attr}});
+  };
+  const json conv = {{"strides", {{"list", {{"i", {"1", "1", "1", "1"}}}}}}, {"padding", {{"s", "VkFMSUQ="}}}, {"data_format", {{"s", "TkhXQw=="}}}};
+  node("x3", "ExpandDims", {"x", "zero"});
+  node("x4", "ExpandDims", {"x3", "two"});
+  node("a", "Conv2D", {"x4", "k"}, conv);
+  node("b", "Conv2D", {"x4", "k"}, conv);
+  node("sum", "AddV2", {"a", "b"});
+  node("y", "Squeeze", {"sum"}, {{"squeeze_dims", {{"list", {{"i", {"0", "2"}}}}}}});
+  if (also_read) node("k_too", "Identity", {"k"});
+  const json weights = {{{"name", "k"}, {"shape", {1, 1, 2, 3}}, {"dtype", "float32"}},
+                        {{"name", "zero"}, {"shape", json::array()}, {"dtype", "int32"}},
+                        {{"name", "two"}, {"shape", json::array()}, {"dtype", "int32"}}};
+  json model = {{"modelTopology", {{"node", nodes}}}, {"weightsManifest", {{{"paths", {"shard1"}}, {"weights", weights}}}}};
+  model["signature"] = {{"outputs", {{"y", {{"name", "y:0"}}}}}};
+  return model.dump();
+}
+
+TEST(TfjsFrontend, PointwiseConv2DIsAProductOfRowsByTheKernel) {
+  std::vector<uint8_t> shard(8 * 4, 0);
+  std::memcpy(shard.data(), kW.data(), 24);
+  const int32_t two = 2;
+  std::memcpy(shard.data() + 28, &two, 4);
+  const std::vector<std::vector<uint8_t>> shards = {shard};
+  const std::vector<float> x = {1, 2, -1, 0, 0.5f, 0.5f};  // [3, 2]
+  std::vector<float> want;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) want.push_back(2 * (x[r * 2] * kW[c] + x[r * 2 + 1] * kW[3 + c]));
+  for (const bool also_read : {false, true}) {
+    const Model m = load_model_from_tfjs(conv_model(also_read), shards, "conv");
+    // Read only as a kernel, the weight is declared [C, F] (the same bytes), a param of the product.
+    EXPECT_EQ(m.params().at(0).name, "k");
+    EXPECT_EQ(m.params().at(0).shape, also_read ? (Shape{1, 1, 2, 3}) : (Shape{2, 3}));
+    auto [module, weights] = m.build(3);
+    const auto out = testing::compile_and_run(module.lower(), Device::Reference, {{"x", x}}, weights);
+    ASSERT_EQ(out.at(0).size(), want.size()) << also_read;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(out[0][i], want[i], 1e-5) << also_read << " [" << i << "]";
+  }
+}
+
 TEST(TfjsFrontend, SparseBatchPastThePositionTable) {
   // The positions are the first L of 8192 (docs/tfjs.md): past them the build fails naming the node.
   const SparseModel sm = sparse_model();
