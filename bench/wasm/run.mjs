@@ -25,7 +25,7 @@
 // Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before anything is
 // timed; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
 // every contender runs once in turn; medians are reported.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,7 @@ const TOL = 1e-4;
 const optionList = [
   ['--only', 'kernels | trace | onnx, or a comma-separated list: the parts to run (default all); or text (USE Lite vs tfjs, alone)', (o, v) => (o.only = v)],
   ['--lines', 'text: corpus lines (default 2000; the corpus has about 2,900)', (o, v) => (o.lines = +v)],
+  ['--write-corpus', 'text: write the corpus lines (one a line) to this file and exit (for `rungs embed --file`)', (o, v) => (o.writeCorpus = v)],
   ['--onnx-models', `comma-separated ONNX encoders for part 3 (default ${onnxFiles.ONNX_MODELS.join(',')})`, (o, v) => (o.onnxModels = v.split(','))],
   ['--extents', 'part 3: comma-separated fixed extents (default 16,64,256)', (o, v) => (o.extents = v.split(',').map(Number))],
   ['--reps', 'timed repetitions per kernel case (default 11)', (o, v) => (o.reps = +v)],
@@ -84,6 +85,11 @@ if (opt.parts.includes('text')) {
   const { textNode, corpusTexts, LICENSES } = await import('./lib/text-node.mjs');
   const { corpusLines, TEXT_HEADER, textCells, TextMismatch, TOLERANCE } = await import('./lib/text-core.mjs');
   const lines = corpusLines(corpusTexts(), opt.smoke ? { spread: 40 } : { limit: opt.lines ?? 2000 });
+  if (opt.writeCorpus) {
+    writeFileSync(opt.writeCorpus, lines.join('\n') + '\n');
+    console.error(`wrote ${lines.length} lines to ${opt.writeCorpus}`);
+    process.exit(0);
+  }
   out(`USE Lite text embeddings: rungs (TextEmbedder, pow2 1..128, active extent) vs @energetic-ai/embeddings on tfjs-backend-wasm, ` +
     `${opt.threads} thread${opt.threads > 1 ? 's' : ''}, Node ${process.version}, ${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores), load average ${os.loadavg()[0].toFixed(1)}`);
   out(`  corpus: ${lines.length} distinct non-empty lines of ${LICENSES}/* (regular files, sorted${opt.smoke ? '; --smoke: spread over all' : ''})`);
