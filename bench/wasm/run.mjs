@@ -84,6 +84,7 @@ const results = { environment: {}, kernels: null, trace: null, onnx: null, text:
 if (opt.parts.includes('text')) {
   const { textNode, corpusTexts, LICENSES } = await import('./lib/text-node.mjs');
   const { corpusLines, TEXT_HEADER, textCells, TextMismatch, TOLERANCE } = await import('./lib/text-core.mjs');
+  const load0 = os.loadavg()[0];
   const lines = corpusLines(corpusTexts(), opt.smoke ? { spread: 40 } : { limit: opt.lines ?? 2000 });
   if (opt.writeCorpus) {
     writeFileSync(opt.writeCorpus, lines.join('\n') + '\n');
@@ -108,7 +109,7 @@ if (opt.parts.includes('text')) {
       out(`  NOTE  tfjs runs ${row.tfjsThreads} thread in Node (its threaded binary does not start there); the Chromium run compares both at ${opt.threads}`);
     const met = row.ratio >= 2;
     out(`  goal: rungs >= 2x the faster tfjs pass, compiles included: ${met ? 'met' : 'MISSED'} (${ratio(row.ratio)})`);
-    results.text = { environment: { node: process.version, loadAverageAtStart: null, ...res.environment }, corpus: { source: LICENSES, lines: lines.length, smoke: opt.smoke }, rows: [{ env: 'node', threads: opt.threads, ...row }] };
+    results.text = { environment: { node: process.version, cpu: `${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores)`, loadAverageAtStart: load0, loadAverageAtEnd: os.loadavg()[0], ...res.environment }, corpus: { source: LICENSES, lines: lines.length, smoke: opt.smoke }, rows: [{ env: 'node', threads: opt.threads, ...row }] };
     results.goals.push({ goal: `text (node, ${opt.threads}t): rungs >= 2x the faster tfjs pass`, wall: row.ratio, cpu: row.ratioCpu ?? null, state: met ? 'met' : 'MISSED' });
   } catch (e) {
     if (e instanceof TextMismatch) {
