@@ -103,6 +103,9 @@ if (opt.parts.includes('text')) {
     out(`  rungs ms: a fresh TextEmbedder, then every line on its own (tokenization and ${row.rungsStats.compiles} compiles, ${fixed(row.rungsStats.compileMs)} ms, included);` +
       ` steady: the same embedder again; batched: a fresh one, batches of ${row.batch}. vs faster tfjs: the faster tfjs pass (${row.fasterTfjs}) / rungs ms` +
       (row.ratioCpu != null ? ` (process CPU time: ${ratio(row.ratioCpu)})` : '') + '.');
+    if (row.rungsStats.exactFallback && row.rungsStats.exactCompiles == null)
+      out('  NOTE  rungs ran some texts at their exact length (usedExactFallback: the model has no padding mask);' +
+        ' those compiles are not in the compiles column (stats() is the bucketed cache\'s), but they are in rungs ms');
     out(`  every line checked: rungs per sentence vs tfjs per sentence (max abs <= ${TOLERANCE.maxAbs}, cosine >= ${TOLERANCE.minCosine}): passed;` +
       ` tfjs batched vs tfjs per sentence differ by up to ${sci(row.tfjsBatchedVsPerSentence.maxAbs)}, rungs vs tfjs batched by ${sci(row.diffBatched.maxAbs)}`);
     if (row.tfjsThreads !== row.rungsThreads)

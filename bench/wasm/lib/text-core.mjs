@@ -120,6 +120,7 @@ export async function runTextBench({ lines, batch = BATCH, tfjs, rungs, clock, p
       row.rungsStats = { compiles: st.compiles, compileMs: st.compileMs, runs: st.runs, activeRuns: st.activeRuns, waste: st.waste, computeWaste: st.computeWaste };
       // A model without a padding mask runs texts the cache would pad at their exact length, in a
       // second cache (TextEmbedder.exactStats where the package has it): its compiles count too.
+      if (typeof emb.usedExactFallback === 'function') row.rungsStats.exactFallback = emb.usedExactFallback();
       const ex = typeof emb.exactStats === 'function' ? emb.exactStats() : null;
       if (ex) {
         row.rungsStats.exactCompiles = ex.compiles;
