@@ -36,7 +36,6 @@ import * as onnxFiles from './lib/onnx-files.mjs';
 import { modelGraph } from './lib/peers/ort-graphs.mjs';
 import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
-import * as tfjsPeer from './lib/peers/tfjs.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
 import { median, sideBySide, stopwatch } from './lib/timing.mjs';
 
@@ -131,6 +130,9 @@ const check = (what, a, b) => checkTol(what, a, b, TOL);
 
 // ------------------------------------------------------------------ setup
 const T = opt.threads;
+// Imported only for the parts that use it: tfjs-core keeps its engine in a global, and the text
+// part's tfjs (bundled in @energetic-ai/core) must not meet it in one process.
+let tfjsPeer = null;
 const peerInfo = { tfjs: null, ort: await ortPeer.init(T) };
 let hasTfjs = true;
 if (!opt.parts.includes('kernels') && !opt.parts.includes('trace')) {
@@ -138,6 +140,7 @@ if (!opt.parts.includes('kernels') && !opt.parts.includes('trace')) {
   peerInfo.tfjs = 'not loaded (part 3 only: tfjs cannot load ONNX)';
 } else {
   try {
+    tfjsPeer = await import('./lib/peers/tfjs.mjs');
     peerInfo.tfjs = await tfjsPeer.init(T);
   } catch (e) {
     hasTfjs = false;
