@@ -149,7 +149,8 @@ try {
   try {
     const row = await core.runTextBench({ lines, tfjs, rungs, clock, progress });
     await report({ ok: true, row: { ...row, tfjsLoadMs, rungsLoadMs }, variant: t.variant, maxThreads: t.maxThreads, isolated: crossOriginIsolated,
-      tfjs: 'tfjs-backend-wasm ' + tf.wasm.version_wasm + ' (UMD), threads ' + tf.wasm.getThreadsCount() + ', SIMD ' + (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')),
+      tfjs: 'tfjs-backend-wasm ' + tf.wasm.version_wasm + ' (UMD), threads ' + tf.wasm.getThreadsCount() + ', SIMD ' + (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) +
+        ', multithread support ' + (await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT')),
       userAgent: navigator.userAgent });
   } catch (e) {
     await report({ mismatch: e instanceof core.TextMismatch, failure: String((e && e.stack) || e) });

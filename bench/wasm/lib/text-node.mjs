@@ -6,10 +6,10 @@
 //
 // Threads: rungs runs its single variant at 1 thread (RUNGS_WASM_VARIANT=single, set before the
 // package loads) and its threaded variant at 2 (every graph on threading().maxThreads threads,
-// which must equal --threads). tfjs-backend-wasm's threaded binary does not start in Node (its
-// pthread workers come from blob: URLs, which worker_threads refuse, and the flag that picks it is
-// false in Node): in Node tfjs always runs one thread, and the table says so; headless Chromium
-// (bench/wasm/browser.mjs --only text) runs both at 2.
+// which must equal --threads). tfjs-backend-wasm never picks its threaded binary in Node (its
+// WASM_HAS_MULTITHREAD_SUPPORT flag is false there): in Node tfjs always runs one thread, as a
+// Node user of @energetic-ai/embeddings gets it, and the table says so; headless Chromium
+// (bench/wasm/browser.mjs --only text) loads its threaded binary in an isolated page.
 import { readdirSync, readFileSync, lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
