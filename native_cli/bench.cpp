@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include "rungs/cache.hpp"
 #include "rungs/error.hpp"
 #include "rungs/session.hpp"
+#include "rungs/text.hpp"
 #include "workload.hpp"
 
 namespace rungs::cli {
@@ -43,6 +46,8 @@ struct BenchOptions {
   LoadFlags load;
   std::string ladder;
   std::string trace;
+  std::string trace_text;
+  std::string vocab;
   std::string synthetic;
   std::vector<std::string> compare;
   bool active_extent = false;
@@ -289,6 +294,37 @@ void print_csv(const std::vector<Scheme>& schemes, std::ostream& os) {
   }
 }
 
+// --trace-text FILE: one request a non-blank line of FILE, its length the line's token count with
+// USE Lite's tokenizer (vocab.json: --vocab, or the one beside the model). A line without tokens
+// is an error naming it; at most kMaxRequests lines.
+std::vector<uint64_t> text_trace(const BenchOptions& o) {
+  check_input_file("trace-text", o.trace_text);
+  const std::string vocab =
+      o.vocab.empty() ? (std::filesystem::path(o.model).parent_path() / "vocab.json").string() : o.vocab;
+  check_input_file("vocab", vocab);
+  const text::UnigramTokenizer tok = text::UnigramTokenizer::load(vocab);
+  std::ifstream in(o.trace_text);
+  if (!in) throw Error(ErrorCode::ParseError, "trace-text '" + o.trace_text + "': cannot open the file");
+  std::vector<uint64_t> out;
+  std::string line;
+  size_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank lines are no requests
+    const size_t n = tok.encode(line).size();
+    if (n == 0)
+      throw Error(ErrorCode::ParseError, "trace-text '" + o.trace_text + "' line " + std::to_string(lineno) +
+                                             ": no tokens in '" + printable(line) + "'");
+    if (out.size() == kMaxRequests)
+      throw Error(ErrorCode::OutOfRange, "trace-text '" + o.trace_text + "' line " + std::to_string(lineno) +
+                                             ": more than " + std::to_string(kMaxRequests) + " requests; split the file");
+    out.push_back(n);
+  }
+  if (out.empty()) throw Error(ErrorCode::ParseError, "trace-text '" + o.trace_text + "': no text in the file");
+  return out;
+}
+
 int run_bench(const BenchOptions& o) {
   std::vector<Scheme> schemes;
   auto add = [&](const std::string& text) {
@@ -301,7 +337,9 @@ int run_bench(const BenchOptions& o) {
   for (const auto& c : split_specs(o.compare)) add(c);
   if (schemes.empty()) throw UsageError{"give --ladder SPEC and/or --compare SPEC"};
   check_input_file("model", o.model);
-  std::vector<uint64_t> trace = o.trace.empty() ? synthetic_trace(o.synthetic) : read_trace(o.trace);
+  std::vector<uint64_t> trace = !o.trace_text.empty() ? text_trace(o)
+                                : o.trace.empty()     ? synthetic_trace(o.synthetic)
+                                                      : read_trace(o.trace);
   for (auto& sc : schemes) sc.buckets = ladder_for(sc.spec, trace);
   Model model = load_cli_model(o.model, o.load);
   const uint64_t max_key = *std::max_element(trace.begin(), trace.end());
@@ -340,7 +378,10 @@ int run_bench(const BenchOptions& o) {
   nlohmann::json context = {{"schema_version", 3},
                             {"model", o.model},
                             {"model_name", model.name()},
-                            {"trace", {{"source", o.trace.empty() ? "synthetic:" + o.synthetic : o.trace}, {"count", trace.size()}, {"max", max_key}}},
+                            {"trace", {{"source", !o.trace_text.empty() ? "text:" + o.trace_text : o.trace.empty() ? "synthetic:" + o.synthetic
+                                                                                                                   : o.trace},
+                                       {"count", trace.size()},
+                                       {"max", max_key}}},
                             {"device", o.device},
                             {"policy", o.policy},
                             {"threads", o.threads},
@@ -402,7 +443,13 @@ Command add_bench(CLI::App& app) {
                   "exact, one:MAX; +head adds {1,2,4}, +active runs it with active extent");
   auto* tr = cmd->add_option("--trace", o->trace, "Request lengths, one a line");
   auto* sy = cmd->add_option("--synthetic", o->synthetic, "lognormal:MEDIAN:COUNT[:MAX[:SEED]]");
+  auto* tt = cmd->add_option("--trace-text", o->trace_text,
+                             "Texts, one a line: each non-blank line a request of its token count (USE Lite's "
+                             "tokenizer, --vocab)");
+  cmd->add_option("--vocab", o->vocab, "vocab.json for --trace-text (default: vocab.json beside the model)")->needs(tt);
   tr->excludes(sy);
+  tt->excludes(tr);
+  tt->excludes(sy);
   cmd->add_option("--compare", o->compare,
                   "More schemes to run on the same trace, side by side: repeat --compare, or separate specs with ';' "
                   "or ',' (a list ladder keeps its commas: list:16,64,256,one:256 is two specs)");
@@ -421,8 +468,9 @@ Command add_bench(CLI::App& app) {
   cmd->add_option("--policy", o->policy, "Weight storage")->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();
   cmd->add_option("--device", o->device, "Backend")->check(CLI::IsMember({"cpu", "reference"}))->capture_default_str();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"table", "md", "csv", "json", "jsonl"}))->capture_default_str();
-  cmd->callback([cmd, tr, sy] {
-    if (tr->count() == 0 && sy->count() == 0) throw CLI::RequiredError("--trace or --synthetic");
+  cmd->callback([cmd, tr, sy, tt] {
+    if (tr->count() == 0 && sy->count() == 0 && tt->count() == 0)
+      throw CLI::RequiredError("--trace, --trace-text or --synthetic");
     (void)cmd;
   });
   return [cmd, o]() { return cmd->parsed() ? run_bench(*o) : -1; };

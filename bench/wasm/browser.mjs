@@ -7,16 +7,26 @@
 // threads is checked against one thread (|a - b| <= 1e-4 * max(1, |b|)) before anything is timed.
 // The peers are not in this page (bench/wasm/run.mjs compares with them, in Node).
 //
+// --only text (issue #18): Universal Sentence Encoder Lite, rungs' TextEmbedder against
+// @energetic-ai/embeddings on tfjs-backend-wasm, the passes of lib/text-core.mjs (the same as
+// run.mjs --only text runs in Node), once in a page that is not cross-origin isolated (both engines
+// on their single-threaded binaries: 1 thread) and once in an isolated one (tfjs setThreadsCount(N),
+// rungs' threaded variant): embeddings checked line by line, exit 1 if they differ. In the page,
+// @energetic-ai/embeddings' own code (dist/index.js, CommonJS) runs on the UMD builds of
+// @tensorflow/tfjs-core, -converter and -backend-wasm 4.22 (its @energetic-ai/core is a Node bundle).
+//
 //   node bench/wasm/browser.mjs [--threads N] [--reps N]     (RUNGS_NPM: the package folder)
+//   node bench/wasm/browser.mjs --only text [--threads N] [--lines N] [--format json]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { parseOptions } from './lib/harness.mjs';
-import { fixed, ratio, table } from './lib/table.mjs';
+import { fixed, ratio, sci, table } from './lib/table.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const pkgDir = process.env.RUNGS_NPM ? resolve(process.env.RUNGS_NPM) : join(repo, 'build/wasm-release/npm');
@@ -24,7 +34,11 @@ const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const opt = parseOptions(process.argv.slice(2), [
   ['--threads', 'threads against one (default 2)', (o, v) => (o.threads = +v)],
   ['--reps', 'timed repetitions, medians reported (default 7)', (o, v) => (o.reps = +v)],
-], { threads: 2, reps: 7 }, 'node bench/wasm/browser.mjs');
+  ['--only', 'text: USE Lite against @energetic-ai/embeddings (tfjs-wasm), 1 thread and --threads', (o, v) => (o.only = v)],
+  ['--lines', 'text: corpus lines (default 2000)', (o, v) => (o.lines = +v)],
+  ['--format', 'text: table | json', (o, v) => (o.format = v)],
+], { threads: 2, reps: 7, only: null, lines: 2000, format: 'table' }, 'node bench/wasm/browser.mjs');
+if (opt.only !== null && opt.only !== 'text') throw new Error(`--only: expected text, got ${opt.only}`);
 
 // Runs in the page. Each case: a runner per thread count; outputs checked; then `reps` rounds in
 // which every runner runs once in turn (batches of >= 40 ms), medians.
@@ -99,25 +113,94 @@ try {
   await report({ failure: String((e && e.stack) || e) });
 }`;
 
-const page = `<!doctype html><meta charset="utf-8"><title>rungs bench</title><script type="module">${pageScript}</script>`;
-const types = { '.js': 'text/javascript', '.cjs': 'text/javascript', '.json': 'application/json', '.txt': 'text/plain' };
+// The text page: ?threads=T; the corpus from /corpus.json, the model from /use/, tfjs from /tfjs/.
+const textPageScript = `
+const report = (r) => fetch('/result', { method: 'POST', body: JSON.stringify(r) });
+try {
+  const T = Number(new URLSearchParams(location.search).get('threads'));
+  const core = await import('/lib/text-core.mjs');
+  const r = await import('/pkg/index.js');
+  const t = r.threading();
+  const text = (u) => fetch(u).then((x) => x.text());
+  const bytes = async (u) => new Uint8Array(await (await fetch(u)).arrayBuffer());
+  const lines = JSON.parse(await text('/corpus.json'));
+  const progress = (m) => fetch('/progress', { method: 'POST', body: m });
+  // tfjs: the UMD builds put tf on globalThis; @energetic-ai/embeddings' CommonJS gets it as its core.
+  tf.wasm.setWasmPaths('/tfjs/');
+  tf.wasm.setThreadsCount(T);
+  if (!(await tf.setBackend('wasm'))) throw new Error('tfjs: the wasm backend did not initialise');
+  await tf.ready();
+  const mod = { exports: {} };
+  new Function('module', 'exports', 'require', await text('/energetic/embeddings.js'))(mod, mod.exports,
+    (n) => { if (n === '@energetic-ai/core') return tf; throw new Error('embeddings requires ' + n); });
+  let t0 = performance.now();
+  const useModel = await mod.exports.initModel(async () => ({ model: await tf.loadGraphModel('/use/model.json'), vocabulary: JSON.parse(await text('/use/vocab.json')) }));
+  const tfjsLoadMs = performance.now() - t0;
+  const tfjs = { threads: tf.wasm.getThreadsCount(), tokenCount: (s) => useModel.tokenizer.encode(s).length,
+    embed: async (ts) => (await useModel.embed(ts)).map((v) => Float32Array.from(v)) };
+  t0 = performance.now();
+  const modelJson = await text('/use/model.json');
+  const shards = await Promise.all(JSON.parse(modelJson).weightsManifest.flatMap((g) => g.paths).map((p) => bytes('/use/' + p)));
+  const model = r.loadTfjs(modelJson, shards, 'model.json');
+  const tokenizer = r.UnigramTokenizer.parse(await text('/use/vocab.json'), 'vocab.json');
+  const rungsLoadMs = performance.now() - t0;
+  const rungs = { threads: t.maxThreads, make: () => new r.TextEmbedder(model, tokenizer, { ladder: r.ladder.powerOfTwo(1, 128), activeExtent: true }) };
+  const clock = () => { const s = performance.now(); return () => ({ wall: performance.now() - s, cpu: null }); };
+  try {
+    const row = await core.runTextBench({ lines, tfjs, rungs, clock, progress });
+    await report({ ok: true, row: { ...row, tfjsLoadMs, rungsLoadMs }, variant: t.variant, maxThreads: t.maxThreads, isolated: crossOriginIsolated,
+      tfjs: 'tfjs-backend-wasm ' + tf.wasm.version_wasm + ' (UMD), threads ' + tf.wasm.getThreadsCount() + ', SIMD ' + (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) +
+        ', multithread support ' + (await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT')),
+      userAgent: navigator.userAgent });
+  } catch (e) {
+    await report({ mismatch: e instanceof core.TextMismatch, failure: String((e && e.stack) || e) });
+  }
+} catch (e) {
+  await report({ failure: String((e && e.stack) || e) });
+}`;
+const tfjsDist = (p) => join(repo, 'bench/wasm/node_modules/@tensorflow', p);
+const textPage = `<!doctype html><meta charset="utf-8"><title>rungs text bench</title>
+<script src="/tfjs/tf-core.min.js"></script><script src="/tfjs/tf-converter.min.js"></script><script src="/tfjs/tf-backend-wasm.min.js"></script>
+<script type="module">${textPageScript}</script>`;
+const tfjsFiles = {
+  'tf-core.min.js': tfjsDist('tfjs-core/dist/tf-core.min.js'),
+  'tf-converter.min.js': tfjsDist('tfjs-converter/dist/tf-converter.min.js'),
+  'tf-backend-wasm.min.js': tfjsDist('tfjs-backend-wasm/dist/tf-backend-wasm.min.js'),
+  'tfjs-backend-wasm.wasm': tfjsDist('tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'),
+  'tfjs-backend-wasm-simd.wasm': tfjsDist('tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'),
+  'tfjs-backend-wasm-threaded-simd.wasm': tfjsDist('tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm'),
+};
 
-async function main() {
+const page = `<!doctype html><meta charset="utf-8"><title>rungs bench</title><script type="module">${pageScript}</script>`;
+const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.cjs': 'text/javascript', '.json': 'application/json', '.txt': 'text/plain',
+  '.wasm': 'application/wasm' };
+
+// Serves `html` at / (with the COOP/COEP headers that make it cross-origin isolated when
+// `isolated`), the package at /pkg/, the repository's examples at /examples/ and whatever
+// `extra(path)` maps to a file or {body}; opens it in headless Chromium; returns what the page
+// POSTs to /result. The page may POST lines to /progress (printed on stderr).
+async function inChromium({ html, isolated = true, query = '', extra = () => null, timeoutMs = 900_000 }) {
   if (!existsSync(join(pkgDir, 'index.js'))) throw new Error(`no package at ${pkgDir}`);
   let resolveResult;
   const result = new Promise((r) => { resolveResult = r; });
-  const headers = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+  const headers = isolated ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {};
   const server = createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/result') {
+    if (req.method === 'POST' && (req.url === '/result' || req.url === '/progress')) {
       let body = '';
       req.on('data', (c) => { body += c; });
-      req.on('end', () => { res.end('ok'); resolveResult(JSON.parse(body)); });
+      req.on('end', () => {
+        res.end('ok');
+        if (req.url === '/result') resolveResult(JSON.parse(body));
+        else process.stderr.write(`  .. ${body}\n`);
+      });
       return;
     }
-    if (req.url === '/' || req.url === '/index.html') return res.writeHead(200, { 'content-type': 'text/html', ...headers }).end(page);
     const url = req.url.split('?')[0];
+    if (url === '/' || url === '/index.html') return res.writeHead(200, { 'content-type': 'text/html', ...headers }).end(html);
     const rel = normalize(url).replace(/^(\.\.[/\\])+/, '');
-    const file = rel.startsWith('/pkg/') ? join(pkgDir, rel.slice(5)) : rel.startsWith('/examples/') ? join(repo, rel) : null;
+    const more = extra(rel);
+    if (more && more.body !== undefined) return res.writeHead(200, { 'content-type': more.type ?? 'application/json', ...headers }).end(more.body);
+    const file = more ?? (rel.startsWith('/pkg/') ? join(pkgDir, rel.slice(5)) : rel.startsWith('/examples/') ? join(repo, rel) : null);
     if (!file || !existsSync(file)) return res.writeHead(404, headers).end();
     const ext = file.slice(file.lastIndexOf('.'));
     res.writeHead(200, { 'content-type': types[ext] ?? 'application/octet-stream', ...headers }).end(readFileSync(file));
@@ -126,19 +209,12 @@ async function main() {
   const profile = mkdtempSync(join(tmpdir(), 'rungs-bench-chromium-'));
   const browser = spawn(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`,
-    `http://127.0.0.1:${server.address().port}/`], { stdio: 'ignore', detached: true });
+    `http://127.0.0.1:${server.address().port}/${query}`], { stdio: 'ignore', detached: true });
   let timer;
   try {
-    const r = await Promise.race([result, new Promise((_, rej) => { timer = setTimeout(() => rej(new Error('no result in 15 min')), 900_000); })]);
-    if (r.failure) throw new Error(r.failure);
-    console.log(`rungs in headless Chromium (${r.variant} variant, up to ${r.maxThreads} threads, crossOriginIsolated ${r.isolated}); medians of ${opt.reps}`);
-    console.log(table(['case', '1 thread ms', `${opt.threads} threads ms`, 'speed-up', '1t GFLOP/s', `${opt.threads}t GFLOP/s`],
-      r.rows.map((x) => [x.name, fixed(x.ms[0], 3), fixed(x.ms[1], 3), ratio(x.ms[0] / x.ms[1]),
-        fixed(x.flops ? x.flops / x.ms[0] / 1e6 : null), fixed(x.flops ? x.flops / x.ms[1] / 1e6 : null)])));
-    for (const x of r.rows) {
-      const s = x.ms[0] / x.ms[1];
-      console.log(`  goal: ${x.name}: ${opt.threads} threads >= 1.7x one thread: ${s >= 1.7 ? 'met' : 'MISSED'} (${ratio(s)})`);
-    }
+    return await Promise.race([result, new Promise((_, rej) => {
+      timer = setTimeout(() => rej(new Error(`no result in ${timeoutMs / 60_000} min`)), timeoutMs);
+    })]);
   } finally {
     clearTimeout(timer);
     try { process.kill(-browser.pid, 'SIGKILL'); } catch { /* gone */ }
@@ -148,4 +224,60 @@ async function main() {
   }
 }
 
-await main();
+async function main() {
+  const r = await inChromium({ html: page });
+  if (r.failure) throw new Error(r.failure);
+  console.log(`rungs in headless Chromium (${r.variant} variant, up to ${r.maxThreads} threads, crossOriginIsolated ${r.isolated}); medians of ${opt.reps}`);
+  console.log(table(['case', '1 thread ms', `${opt.threads} threads ms`, 'speed-up', '1t GFLOP/s', `${opt.threads}t GFLOP/s`],
+    r.rows.map((x) => [x.name, fixed(x.ms[0], 3), fixed(x.ms[1], 3), ratio(x.ms[0] / x.ms[1]),
+      fixed(x.flops ? x.flops / x.ms[0] / 1e6 : null), fixed(x.flops ? x.flops / x.ms[1] / 1e6 : null)])));
+  for (const x of r.rows) {
+    const s = x.ms[0] / x.ms[1];
+    console.log(`  goal: ${x.name}: ${opt.threads} threads >= 1.7x one thread: ${s >= 1.7 ? 'met' : 'MISSED'} (${ratio(s)})`);
+  }
+}
+
+// --only text: a page per thread count (1: not isolated, single-threaded binaries; N: isolated).
+async function mainText() {
+  const { corpusTexts, modelDir, LICENSES } = await import('./lib/text-node.mjs');
+  const { corpusLines, TEXT_HEADER, textCells, TOLERANCE } = await import('./lib/text-core.mjs');
+  const lines = corpusLines(corpusTexts(), { limit: opt.lines });
+  const use = modelDir();
+  const embeddingsJs = join(dirname(createRequire(join(repo, 'bench/wasm/package.json')).resolve('@energetic-ai/embeddings')), 'index.js');
+  const extra = (rel) => {
+    if (rel === '/corpus.json') return { body: JSON.stringify(lines) };
+    if (rel === '/energetic/embeddings.js') return embeddingsJs;
+    if (rel.startsWith('/use/')) return join(use, rel.slice(5));
+    if (rel.startsWith('/lib/')) return join(repo, 'bench/wasm', rel);
+    if (rel.startsWith('/tfjs/')) return tfjsFiles[rel.slice(6)] ?? null;
+    return null;
+  };
+  const json = opt.format === 'json';
+  const say = json ? (x) => console.error(x) : (x) => console.log(x);
+  say(`USE Lite text embeddings in headless Chromium: rungs (TextEmbedder, pow2 1..128, active extent) vs @energetic-ai/embeddings on tfjs-backend-wasm;` +
+    ` corpus: ${lines.length} distinct non-empty lines of ${LICENSES}/* (regular files, sorted)`);
+  const rows = [];
+  let failed = null;
+  for (const T of [...new Set([1, opt.threads])]) {
+    const r = await inChromium({ html: textPage, isolated: T > 1, query: `?threads=${T}`, extra, timeoutMs: 1_800_000 });
+    if (r.failure) {
+      if (!r.mismatch) throw new Error(r.failure);
+      failed = r.failure;
+      say(`FAILED (${T} thread${T > 1 ? 's' : ''}): ${r.failure}`);
+      break;
+    }
+    say(`  ${T} thread${T > 1 ? 's' : ''}: rungs ${r.variant} variant (${r.maxThreads} threads, crossOriginIsolated ${r.isolated}); ${r.tfjs}; ` +
+      `model load: tfjs ${fixed(r.row.tfjsLoadMs)} ms, rungs ${fixed(r.row.rungsLoadMs)} ms`);
+    rows.push({ env: 'chromium', threads: T, userAgent: r.userAgent, ...r.row });
+  }
+  if (rows.length) {
+    say(table(TEXT_HEADER, rows.map((x) => textCells('chromium', x, { fixed, ratio, sci }))));
+    say(`  every line checked (rungs vs tfjs per sentence: max abs <= ${TOLERANCE.maxAbs}, cosine >= ${TOLERANCE.minCosine}); ` +
+      'vs faster tfjs: the faster tfjs pass / rungs (fresh TextEmbedder, compiles and tokenization included)');
+    for (const x of rows) say(`  goal: text (chromium, ${x.threads}t): rungs >= 2x the faster tfjs pass: ${x.ratio >= 2 ? 'met' : 'MISSED'} (${ratio(x.ratio)})`);
+  }
+  if (json) console.log(JSON.stringify({ text: { corpus: { source: LICENSES, lines: lines.length }, rows }, failure: failed }, null, 2));
+  if (failed) process.exit(1);
+}
+
+await (opt.only === 'text' ? mainText() : main());

