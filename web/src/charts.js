@@ -288,14 +288,14 @@ export function ladderChart(el, onSelect) {
 export function paddingChart(el, onSelect) {
   const c = make(el);
   c.chart.on('click', (p) => onSelect(p.dataIndex));
-  const draw = ({ ranges, buckets, selected, color, active }) => {
+  const draw = ({ ranges, buckets, selected, color, active, note }) => {
     const labels = ranges.map((r) => `≤${r.end - 1}`);
     const real = ranges.map((_, i) => (buckets ? buckets[i].actualRows : 0));
     const pad = ranges.map((_, i) => (buckets ? buckets[i].paddedRows - buckets[i].actualRows : 0));
     const dim = (i) => (selected >= 0 && i !== selected ? 0.55 : 1);
     c.chart.setOption({
       ...base,
-      ...emptyNote(ranges.length === 0 ? 'No buckets: the scheme is invalid' : !buckets ? 'Run to see the rows' : ''),
+      ...emptyNote(note ?? (ranges.length === 0 ? 'No buckets: the scheme is invalid' : !buckets ? 'Run to see the rows' : '')),
       tooltip: {
         ...base.tooltip,
         trigger: 'axis',

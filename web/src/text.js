@@ -230,7 +230,9 @@ export function initTextMode({ worker, scheme, onMode }) {
 
     if (st.mode === 'text') {
       const ranges = r && r.ranges ? r.ranges : [];
-      chartPadding.update({ ranges, buckets: r && r.ranges ? bucketRows(ranges, r.tokens, r.buckets) : null, selected: -1, color: s.color, active: false });
+      // Before the first count: a note instead of the chart's "invalid scheme".
+      const note = r ? undefined : st.vocabSize ? 'Counting tokens…' : 'Loading the vocabulary…';
+      chartPadding.update({ ranges, buckets: r && r.ranges ? bucketRows(ranges, r.tokens, r.buckets) : null, selected: -1, color: s.color, active: false, note });
       const rows = e && e.rows ? e.rows : [];
       chartHeat.update({
         labels: rows.map((x) => String(x.index + 1)),
