@@ -216,6 +216,12 @@ export function initTextMode({ worker, scheme, onMode }) {
     const total = r && r.tokens ? r.tokens.reduce((a, b) => a + b, 0) : null;
     el.waste.textContent = r && r.waste != null ? fmtX(r.waste) : '—';
     el.waste.dataset.value = r && r.waste != null ? String(r.waste) : '';
+    // What the cache did: USE Lite has no padding mask, so the embedder may run a text at its exact
+    // length instead of padding it (docs/tfjs.md, "Padding"); the waste above is the ladder's.
+    const modes = {};
+    for (const x of e && e.rows ? e.rows : []) modes[x.mode] = (modes[x.mode] ?? 0) + 1;
+    const ran = Object.entries(modes).map(([m, n]) => `${n} ${m}`).join(', ');
+    el.wasteSub.textContent = `padded tokens ÷ real tokens${ran ? ` · the cache ran ${ran}` : ''}`;
     el.count[0].textContent = fmtInt(st.texts.length);
     el.count[1].textContent = outside ? `${outside} outside the ladder` : '';
     el.tokens[0].textContent = total == null ? '—' : fmtInt(total);

@@ -191,6 +191,8 @@ test('real text mode: USE Lite loads with progress and embeds: similarity heatma
       `embedding[0][${i}] = ${s.embedded.heads[0][i]}, tfjs ${v}`));
     assert.ok(s.embedded.stats.compiles >= 1, 'the cache compiled');
     assert.match(await page.textContent('#text-table tbody tr:first-child td:last-child'), /^(padded|active|exact) at \d+$/);
+    const ran = s.embedded.rows.filter((r) => r.mode === 'exact').length;
+    if (ran) assert.match(await page.textContent('#text-waste-sub'), new RegExp(`the cache ran .*${ran} exact`));
     await page.screenshot({ path: here('../../build/web-test/screenshot-text.png'), fullPage: true });
   } finally {
     await browser.close();
