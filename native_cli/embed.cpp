@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// `rungs embed`: texts to sentence embeddings with a model whose one input is token ids (Universal
-// Sentence Encoder Lite's TF.js graph model, docs/tfjs.md): each text tokenized with the model's
-// vocab.json (rungs::text::UnigramTokenizer), run through a bucketed cache, printed with its token
-// count and bucket; --similarity adds the cosine matrix.
+// `rungs embed`: texts to sentence embeddings with a text model (token ids, optionally a padding
+// mask: Universal Sentence Encoder Lite's TF.js graph model, docs/tfjs.md) through a
+// rungs::TextEmbedder: each text tokenized with the model's vocab.json, run through a bucketed
+// cache, printed with its token count, bucket and mode; --similarity adds the cosine matrix.
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -16,6 +16,7 @@
 #include "limits.hpp"
 #include "npy.hpp"
 #include "rungs/cache.hpp"
+#include "rungs/embedder.hpp"
 #include "rungs/error.hpp"
 #include "rungs/text.hpp"
 #include "workload.hpp"
@@ -90,62 +91,48 @@ int run_embed(const EmbedOptions& o) {
   const LadderSpec spec = parse_ladder_spec(o.ladder);
   const std::vector<std::string> texts = read_texts(o);
   Model model = load_cli_model(o.model, LoadFlags{});
-  const ModelIo io1 = model_io(model, 1);
-  size_t ids_input = io1.inputs.size();
-  for (size_t k = 0; k < io1.inputs.size(); ++k)
-    if (model.input_role(k) == InputRole::Ids) ids_input = k;
-  if (ids_input == io1.inputs.size() || io1.inputs.size() != 1 || model.output_names().empty()) {
-    throw Error(ErrorCode::Unsupported, "embed: '" + o.model +
-                                            "' is not a text model with one input of token ids "
-                                            "(such as Universal Sentence Encoder Lite's model.json, docs/tfjs.md)");
+  try {
+    TextEmbedder::check_model(model);  // before the vocab, which a model of another kind lacks
+  } catch (const Error& e) {
+    throw Error(ErrorCode::Unsupported, "embed: '" + o.model + "': " + e.what());
   }
   const std::string vocab = o.vocab.empty() ? (std::filesystem::path(o.model).parent_path() / "vocab.json").string() : o.vocab;
   check_input_file("vocab", vocab);
   const text::UnigramTokenizer tok = text::UnigramTokenizer::load(vocab);
 
-  std::vector<std::vector<int32_t>> ids;
+  // The ladder is fitted to the texts' token counts (--ladder exact, optimal:K), so count first.
   std::vector<uint64_t> lengths;
   for (size_t i = 0; i < texts.size(); ++i) {
-    ids.push_back(tok.encode(texts[i]));
-    if (ids.back().empty()) {
+    lengths.push_back(tok.encode(texts[i]).size());
+    if (lengths.back() == 0) {
       throw Error(ErrorCode::InvalidArgument, "embed: text " + std::to_string(i + 1) + " ('" + printable(texts[i]) + "') has no tokens");
     }
-    lengths.push_back(ids.back().size());
   }
-  const Device device = o.device == "reference" ? Device::Reference : Device::Cpu;
-  BucketedCompileCache cache(device, ladder_for(spec, lengths));
-  cache.set_active_extent(spec.active);
-  auto build = [&](uint64_t upper) { return model.build(upper); };
-  const std::vector<size_t> inners = model.output_inners();
-  // A model without a padding mask (USE Lite) gives another embedding when padded: a text the
-  // cache would pad runs instead at its exact length, in a second cache of one bucket per length.
-  BucketedCompileCache exact(device, ladder_for(parse_ladder_spec("exact"), lengths));
-  std::vector<Embedded> out;
-  bool warned = false;
+  TextEmbedderOptions options;
+  options.ladder = ladder_for(spec, lengths);
+  options.device = o.device == "reference" ? Device::Reference : Device::Cpu;
+  options.active_extent = spec.active;
+  const std::vector<Range> ladder = options.ladder;
+  TextEmbedder embedder(std::move(model), tok, std::move(options));
+  // A model without a padding mask (USE Lite) gives another embedding when padded: the embedder
+  // runs a text the cache would pad at its exact length instead, and says so once.
+  embedder.on_exact_fallback([](const std::string& message) { std::cerr << "embed: " << message << '\n'; });
   for (size_t i = 0; i < texts.size(); ++i) {
-    const std::vector<std::vector<float>> data = {std::vector<float>(ids[i].begin(), ids[i].end())};
-    const auto in = model.cache_inputs(data);
-    const uint64_t active_before = cache.stats().active_runs;
-    auto run = cache.run_padded_mixed(lengths[i], lengths[i], build, in, inners);
-    if (!run) {
+    const uint64_t last = ladder.back().end - 1;
+    bool covered = false;
+    for (const Range& r : ladder) covered = covered || (lengths[i] >= r.start && lengths[i] < r.end);
+    if (!covered) {
       throw Error(ErrorCode::OutOfRange, "embed: text " + std::to_string(i + 1) + " has " + std::to_string(lengths[i]) +
-                                             " tokens, past every bucket of --ladder " + o.ladder + " (" +
-                                             ladder_to_string(cache.buckets()) + "); give a ladder that reaches it");
+                                             " tokens, " + (lengths[i] > last ? "past every bucket" : "in no bucket") +
+                                             " of --ladder " + o.ladder + " (" + ladder_to_string(ladder) +
+                                             "); give a ladder that reaches it");
     }
-    Embedded e{texts[i], lengths[i], run->upper, cache.stats().active_runs > active_before ? "active" : "padded", {}};
-    if (e.mode == "padded" && e.bucket != e.tokens) {
-      if (!warned) {
-        std::cerr << "embed: the cache would pad a text (" << e.tokens << " tokens in the bucket at " << e.bucket
-                  << (spec.active ? ", active extent refused for this model" : "")
-                  << "); the model has no padding mask, so padded texts run at their exact length instead\n";
-        warned = true;
-      }
-      run = exact.run_padded_mixed(lengths[i], lengths[i], build, in, inners);
-      e.bucket = run->upper;
-      e.mode = "exact";
-    }
-    e.vector = std::move(run->outputs.at(0));
-    out.push_back(std::move(e));
+  }
+  std::vector<Embedded> out;
+  std::vector<TextEmbedding> embedded = embedder.embed(texts);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    TextEmbedding& e = embedded[i];
+    out.push_back({texts[i], e.tokens, e.bucket, std::string(to_string(e.mode)), std::move(e.vector)});
   }
   std::vector<std::vector<double>> sim;
   if (o.similarity) {
@@ -172,7 +159,7 @@ int run_embed(const EmbedOptions& o) {
     return 0;
   }
   if (o.format == "json") {
-    nlohmann::json j = {{"model", model.name()}, {"ladder", o.ladder}, {"texts", nlohmann::json::array()}};
+    nlohmann::json j = {{"model", embedder.model().name()}, {"ladder", o.ladder}, {"texts", nlohmann::json::array()}};
     for (const Embedded& e : out) {
       j["texts"].push_back({{"text", e.text}, {"tokens", e.tokens}, {"bucket", e.bucket}, {"mode", e.mode}, {"embedding", e.vector}});
     }

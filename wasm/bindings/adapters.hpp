@@ -12,6 +12,7 @@
 
 #include "convert.hpp"
 #include "rungs/cache.hpp"
+#include "rungs/embedder.hpp"
 #include "rungs/graph.hpp"
 #include "rungs/hir.hpp"
 #include "rungs/model.hpp"
@@ -140,6 +141,7 @@ val cache_run_padded_mixed(JsCache& js, const val& key, const val& actual_rows, 
 void cache_set_active_extent(JsCache& js, bool on);
 bool cache_active_extent(const JsCache& js);
 val cache_stats(const JsCache& js);
+val from_cache_stats(const CacheStats& stats);  // what BucketedCompileCache.stats() returns
 std::string cache_stats_json(const JsCache& js);
 Device cache_device(const JsCache& js);
 val cache_policy(const JsCache& js);
@@ -175,5 +177,22 @@ val wordpiece_encode_pair(const text::WordPieceTokenizer& tok, const std::string
 val wordpiece_token_to_id(const text::WordPieceTokenizer& tok, const std::string& token);  // number or null
 std::string wordpiece_id_to_token(const text::WordPieceTokenizer& tok, const val& id);
 double wordpiece_vocab_size(const text::WordPieceTokenizer& tok);
+
+// ---- TextEmbedder (rungs/embedder.hpp) and TF.js models --------------------------------------
+Model* model_load_tfjs(const val& model_json, const val& shards, const std::string& name);
+// The JS class: an empty handle when construction failed (Embind needs an object back).
+struct JsTextEmbedder {
+  std::unique_ptr<TextEmbedder> embedder;
+};
+// options: {ladder, device, activeExtent}, as index.js checked and defaulted them
+JsTextEmbedder* embedder_new(const Model& model, const text::UnigramTokenizer& tokenizer, const val& options);
+val embedder_embed(JsTextEmbedder& js, const val& texts);           // Float32Array[]
+val embedder_embed_detailed(JsTextEmbedder& js, const val& texts);  // TextEmbedding[]
+val embedder_token_counts(const JsTextEmbedder& js, const val& texts);
+val embedder_stats(const JsTextEmbedder& js);
+val embedder_buckets(const JsTextEmbedder& js);
+bool embedder_used_exact_fallback(const JsTextEmbedder& js);
+bool embedder_has_mask(const JsTextEmbedder& js);
+double embedder_width(const JsTextEmbedder& js);
 
 }  // namespace rungs::wasm

@@ -287,22 +287,23 @@ bool cache_active_extent(const JsCache& js) {
   return guarded([&] { return cache_of(js).active_extent(); });
 }
 
-val cache_stats(const JsCache& js) {
-  return guarded([&] {
-    const CacheStats s = cache_of(js).stats();
-    val buckets = val::array();
-    for (size_t i = 0; i < s.buckets.size(); ++i) buckets.set(i, from_bucket_stats(s.buckets[i]));
-    val out = val::object();
-    out.set("buckets", buckets);
-    stats_schema::for_each_summed([&](const char*, const char* name, auto, auto member) {
-      out.set(stats_schema::camel_case(name), js_number(s.*member));
-    });
-    stats_schema::for_each_total_only(
-        [&](const char* name, auto member) { out.set(stats_schema::camel_case(name), js_number(s.*member)); });
-    out.set("waste", s.waste());
-    out.set("computeWaste", s.compute_waste());
-    return out;
+val from_cache_stats(const CacheStats& s) {
+  val buckets = val::array();
+  for (size_t i = 0; i < s.buckets.size(); ++i) buckets.set(i, from_bucket_stats(s.buckets[i]));
+  val out = val::object();
+  out.set("buckets", buckets);
+  stats_schema::for_each_summed([&](const char*, const char* name, auto, auto member) {
+    out.set(stats_schema::camel_case(name), js_number(s.*member));
   });
+  stats_schema::for_each_total_only(
+      [&](const char* name, auto member) { out.set(stats_schema::camel_case(name), js_number(s.*member)); });
+  out.set("waste", s.waste());
+  out.set("computeWaste", s.compute_waste());
+  return out;
+}
+
+val cache_stats(const JsCache& js) {
+  return guarded([&] { return from_cache_stats(cache_of(js).stats()); });
 }
 
 std::string cache_stats_json(const JsCache& js) {

@@ -193,4 +193,16 @@ EMSCRIPTEN_BINDINGS(rungs) {
       .function("idToToken", &wordpiece_id_to_token)
       .function("vocabSize", &wordpiece_vocab_size);
   function("_loadOnnx", &model_load_onnx, allow_raw_pointers());
+  function("loadTfjs", &model_load_tfjs, allow_raw_pointers());
+
+  class_<JsTextEmbedder>("TextEmbedder")
+      .constructor(&embedder_new, allow_raw_pointers())
+      .function("embed", &embedder_embed)
+      .function("embedDetailed", &embedder_embed_detailed)
+      .function("tokenCounts", &embedder_token_counts)
+      .function("stats", &embedder_stats)
+      .function("buckets", &embedder_buckets)
+      .function("usedExactFallback", &embedder_used_exact_fallback)
+      .function("hasMask", &embedder_has_mask)
+      .function("width", &embedder_width);
 }

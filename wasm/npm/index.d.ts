@@ -566,6 +566,74 @@ export interface OnnxLoadOptions {
 /** An ONNX model file from its bytes: a Model like loadModel's, bucketed on its symbolic dim. */
 export declare function loadOnnx(bytes: Uint8Array | ArrayBuffer, options?: OnnxLoadOptions): Model;
 
+/**
+ * A TF.js graph model (docs/tfjs.md) from model.json's text (or bytes) and its weight shards in
+ * the order its weightsManifest lists them; `name` prefixes error messages (default "model").
+ */
+export declare function loadTfjs(modelJson: string | Uint8Array, shards: Uint8Array[], name?: string): Model;
+/** Node only: model.json's path; its shards are read from beside it. */
+export declare function loadTfjsFile(modelJsonPath: string): Promise<Model>;
+/**
+ * Browser or Node (fetch): model.json's URL; its shards are fetched from beside it, with
+ * onProgress(loadedBytes, totalBytes) over the bytes of model.json and every shard.
+ */
+export declare function loadTfjsUrl(modelJsonUrl: string | URL,
+    onProgress?: (loadedBytes: number, totalBytes: number) => void): Promise<Model>;
+
+export interface TextEmbedderOptions {
+  /** Default ladder.powerOfTwo(1, 128) (USE Lite clips at 128 tokens). */
+  ladder?: Range[];
+  /** Default Device.Cpu. */
+  device?: DeviceValue;
+  /** Default true. */
+  activeExtent?: boolean;
+}
+
+export interface TextEmbedding {
+  text: string;
+  /** Token ids of the text. */
+  tokens: number;
+  /** The extent it ran at: its bucket's upper, or its own length in mode 'exact'. */
+  bucket: number;
+  /**
+   * How the cache ran it: 'padded' (its bucket's graph, inputs padded; exact for a model with a
+   * padding mask), 'active' (only its rows) or 'exact' (at its own length: a model without a mask,
+   * such as USE Lite, that the cache would have padded).
+   */
+  mode: 'padded' | 'active' | 'exact';
+  embedding: Float32Array;
+}
+
+/**
+ * Texts to embeddings (docs/tfjs.md, "TextEmbedder"): a text model (one input of token ids, at
+ * most one padding mask), its tokenizer and a bucketed compile cache. It keeps its own copy of the
+ * model (the Model may be deleted after). Errors name the text by position (from 1): one without
+ * tokens is 'InvalidArgument', one past the ladder 'OutOfRange'; texts are checked before any run.
+ */
+export declare class TextEmbedder implements Deletable {
+  constructor(model: Model, tokenizer: UnigramTokenizer, options?: TextEmbedderOptions);
+  /** One vector per text. */
+  embed(texts: string[]): Float32Array[];
+  embedDetailed(texts: string[]): TextEmbedding[];
+  /** The tokenizer only, no model run. */
+  tokenCounts(texts: string[]): number[];
+  /** The underlying cache's stats. */
+  stats(): CacheStats;
+  buckets(): Range[];
+  /** Whether a text ran in mode 'exact' (the model has no padding mask). */
+  usedExactFallback(): boolean;
+  /** The model has a padding mask: padded runs are exact. */
+  hasMask(): boolean;
+  /** Values of one embedding. */
+  width(): number;
+  delete(): void;
+  isDeleted(): boolean;
+  [Symbol.dispose](): void;
+}
+
+/** The cosine of two vectors of the same length (0 when one is all zeros). */
+export declare function cosineSimilarity(a: Float32Array, b: Float32Array): number;
+
 /** The rungs library version, "MAJOR.MINOR.PATCH". */
 export declare function version(): string;
 

@@ -552,6 +552,177 @@ export function loadOnnx(bytes, options = {}) {
   return loadOnnxCore(data, { bucketDim, fix: fixPairs, externalData: externalPairs }, name);
 }
 
+// ---- text models: TF.js graph models and TextEmbedder (docs/tfjs.md) -----------------------
+
+/**
+ * A TF.js graph model (docs/tfjs.md) from model.json's text (or bytes) and its weight shards in
+ * the order its weightsManifest lists them; `name` prefixes error messages.
+ */
+export const loadTfjs = fn('loadTfjs', [R, R, 'model']);
+
+// The shard paths of a model.json's weightsManifest, in order (relative to model.json).
+function manifestPaths(who, text) {
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    const error = new Error(`${who}: model.json is not JSON: ${e.message}`);
+    error.code = 'ParseError';
+    throw error;
+  }
+  const manifest = json?.weightsManifest;
+  if (!Array.isArray(manifest)) return []; // loadTfjs names what is missing
+  return manifest.flatMap((group) => (Array.isArray(group?.paths) ? group.paths : []));
+}
+
+const textEmbedderOptionNames = ['ladder', 'device', 'activeExtent'];
+function textEmbedderOptions(options) {
+  const who = 'new TextEmbedder';
+  if (options === undefined || options === null) options = {};
+  if (!isPlainObject(options)) {
+    throw argumentError(`${who}: options must be an object {ladder, device, activeExtent}, got ${describeValue(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!textEmbedderOptionNames.includes(key)) {
+      throw argumentError(`${who}: unknown option '${key}' (the options are ${textEmbedderOptionNames.join(', ')})`);
+    }
+  }
+  const { ladder: buckets = null, device = wasm.Device.Cpu, activeExtent = true } = options;
+  if (buckets !== null && !Array.isArray(buckets)) {
+    throw argumentError(`${who}: options.ladder must be an array of {start, end} (e.g. ladder.powerOfTwo(1, 128)), got ${describeValue(buckets)}`);
+  }
+  deviceArg(`${who}: options.device`, device);
+  boolArg('options.activeExtent')(who, activeExtent);
+  return { ladder: buckets, device, activeExtent };
+}
+
+argChecks.TextEmbedder = [
+  handleArg(['Model'], 'model'),
+  handleArg(['UnigramTokenizer'], 'tokenizer', { WordPieceTokenizer: 'TextEmbedder takes a UnigramTokenizer (vocab.json)' }),
+];
+const TextEmbedderClass = wrapClass('TextEmbedder');
+/**
+ * Texts to embeddings: a text model (one input of token ids, optionally a padding mask), its
+ * tokenizer and a bucketed compile cache (rungs/embedder.hpp). The embedder keeps its own copy of
+ * the model: the Model may be deleted after.
+ */
+export const TextEmbedder = new Proxy(TextEmbedderClass, {
+  construct(target, args) {
+    if (args.length > 3) throw argumentError(`new TextEmbedder: expected at most 3 arguments, got ${args.length}`);
+    return new target(args[0], args[1], textEmbedderOptions(args[2]));
+  },
+});
+
+/** The cosine of two vectors of the same length (0 when one is all zeros). */
+export function cosineSimilarity(a, b) {
+  const who = 'cosineSimilarity';
+  for (const [what, v] of [['a', a], ['b', b]]) {
+    if (!(v instanceof Float32Array) && !(v instanceof Float64Array) && !Array.isArray(v)) {
+      throw argumentError(`${who}: ${what} must be a Float32Array (an embedding), got ${describeValue(v)}`);
+    }
+  }
+  if (a.length !== b.length) throw argumentError(`${who}: a has ${a.length} values and b ${b.length}; they must have as many`);
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; ++i) {
+    ab += a[i] * b[i];
+    aa += a[i] * a[i];
+    bb += b[i] * b[i];
+  }
+  return aa > 0 && bb > 0 ? ab / Math.sqrt(aa * bb) : 0;
+}
+
+/**
+ * Node only: a TF.js graph model from the path of its model.json, its shards read from beside it
+ * in the order its weightsManifest lists them.
+ */
+export async function loadTfjsFile(modelJsonPath) {
+  const who = 'loadTfjsFile';
+  if (!isNode || typeof process.getBuiltinModule !== 'function') {
+    throw new Error(`${who}: reads files, which needs Node >= 20.16; in a browser use loadTfjsUrl`);
+  }
+  if (typeof modelJsonPath !== 'string') throw argumentError(`${who}: modelJsonPath must be a string, got ${describeValue(modelJsonPath)}`);
+  const fs = process.getBuiltinModule('fs/promises');
+  const path = process.getBuiltinModule('path');
+  const read = async (file, what) => {
+    try {
+      return await fs.readFile(file);
+    } catch (e) {
+      const error = new Error(`${who}: cannot read ${what} '${file}': ${e.message}`);
+      error.code = 'InvalidArgument';
+      throw error;
+    }
+  };
+  const text = (await read(modelJsonPath, 'the model')).toString('utf8');
+  const dir = path.dirname(modelJsonPath);
+  const shards = [];
+  for (const p of manifestPaths(who, text)) {
+    const file = await read(path.join(dir, decodeURIComponent(p)), 'the weight shard');
+    shards.push(new Uint8Array(file.buffer, file.byteOffset, file.byteLength));
+  }
+  return loadTfjs(text, shards, path.basename(modelJsonPath));
+}
+
+/**
+ * Browser or Node (fetch): a TF.js graph model from the URL of its model.json, its shards fetched
+ * from beside it. onProgress(loadedBytes, totalBytes) follows the bytes of model.json and every
+ * shard (totalBytes grows as the responses' sizes become known; it is final once every shard's
+ * response has started).
+ */
+export async function loadTfjsUrl(modelJsonUrl, onProgress) {
+  const who = 'loadTfjsUrl';
+  if (typeof modelJsonUrl !== 'string' && !(modelJsonUrl instanceof URL)) {
+    throw argumentError(`${who}: modelJsonUrl must be a string or a URL, got ${describeValue(modelJsonUrl)}`);
+  }
+  if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function') {
+    throw argumentError(`${who}: onProgress must be a function (loadedBytes, totalBytes) => void, got ${describeValue(onProgress)}`);
+  }
+  const base = new URL(modelJsonUrl, globalThis.location?.href);
+  let loaded = 0;
+  let total = 0;
+  const report = () => onProgress?.(loaded, total);
+  const open = async (url) => {
+    const response = await fetch(url);
+    if (!response.ok) {
+      const error = new Error(`${who}: fetching '${url}' failed: HTTP ${response.status} ${response.statusText}`);
+      error.code = 'InvalidArgument';
+      throw error;
+    }
+    total += Number(response.headers.get('content-length')) || 0;
+    return response;
+  };
+  // Reads a body chunk by chunk, reporting progress; a body without a length adds as it comes.
+  const readBody = async (response) => {
+    const known = Number(response.headers.get('content-length')) || 0;
+    const chunks = [];
+    let size = 0;
+    const reader = response.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+      loaded += value.byteLength;
+      if (size > known) total += Math.min(value.byteLength, size - known); // no or a compressed length
+      report();
+    }
+    const out = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
+    return out;
+  };
+  const jsonBytes = await readBody(await open(base));
+  const text = new TextDecoder().decode(jsonBytes);
+  const responses = await Promise.all(manifestPaths(who, text).map((p) => open(new URL(p, base))));
+  report();
+  const shards = await Promise.all(responses.map(readBody));
+  return loadTfjs(text, shards, decodeURIComponent(base.pathname.split('/').pop() || 'model.json'));
+}
+
 /** The rungs library version, "MAJOR.MINOR.PATCH". */
 export const version = () => wasm.version();
 

@@ -110,6 +110,7 @@ test('a TypeScript example type-checks against index.d.ts and runs', { skip: !ts
     assert.ok(Math.abs(out.waste - 57 / 52) < 1e-12, `waste ${out.waste}`);
     assert.equal(out.code, 'ShapeMismatch');
     assert.deepEqual(out.y, [0.5, 0.5, 0.5, 0.5]);
+    assert.ok(Math.abs(out.cos - Math.SQRT1_2) < 1e-12, `cosineSimilarity ${out.cos}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -26,16 +26,22 @@ const examplesDir = process.env.RUNGS_EXAMPLES_DIR;
 const repoDir = examplesDir ? resolve(examplesDir, '..') : null;
 const skip = !examplesDir && 'set RUNGS_EXAMPLES_DIR (scripts/test does)';
 
-/** The ```js blocks of a markdown text: [{ line, code }]. */
+/**
+ * The ```js blocks of a markdown text: [{ line, code, cwd }]. A block right after a line
+ * `<!-- snippet: cwd DIR -->` runs in DIR (relative to the repository root) instead: the npm
+ * packages of tests/text/reference, for a block that reads node_modules/@energetic-ai/... as a
+ * user who installed them would.
+ */
 export function jsBlocks(markdown) {
   const blocks = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].trim() !== '```js') continue;
+    const marker = i > 0 ? lines[i - 1].match(/^<!--\s*snippet:\s*cwd\s+(\S+)\s*-->$/) : null;
     const start = i + 1;
     let j = start;
     while (j < lines.length && lines[j].trim() !== '```') j++;
-    blocks.push({ line: start + 1, code: lines.slice(start, j).join('\n') });
+    blocks.push({ line: start + 1, code: lines.slice(start, j).join('\n'), ...(marker ? { cwd: marker[1] } : {}) });
     i = j;
   }
   return blocks;
@@ -77,7 +83,7 @@ function runBlocks(t, source, markdown, cwd) {
     let stdout;
     try {
       stdout = execFileSync(process.execPath, ['--import', resolve('snippet-fetch.mjs'), file],
-        { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+        { cwd: block.cwd ? join(repoDir, block.cwd) : cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (e) {
       assert.fail(`${source}:${block.line}: the block failed (${file}):\n${e.stderr || e.message}`);
     }
@@ -95,6 +101,8 @@ test('the extraction finds blocks and their claimed output', () => {
   assert.deepEqual(blocks.map((b) => b.line), [3, 10]);
   assert.deepEqual(expectedOutput(blocks[0].code), ['2']);
   assert.deepEqual(expectedOutput(blocks[1].code), []);
+  const marked = jsBlocks('<!-- snippet: cwd tests/text/reference -->\n```js\nconsole.log(1);\n```\n');
+  assert.deepEqual(marked, [{ line: 3, code: 'console.log(1);', cwd: 'tests/text/reference' }]);
 });
 
 test("README.md's js blocks run and print what they say", { skip }, (t) => {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rungs/cache.hpp"
+#include "rungs/embedder.hpp"
 #include "rungs/error.hpp"
 #include "rungs/graph.hpp"
 #include "rungs/hir.hpp"

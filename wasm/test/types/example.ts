@@ -8,9 +8,18 @@ import {
   HirModule,
   Activation,
   Session,
+  TextEmbedder,
+  UnigramTokenizer,
+  cosineSimilarity,
   ladder,
+  loadTfjs,
+  loadTfjsFile,
+  loadTfjsUrl,
   padRows,
   type CacheStats,
+  type Model,
+  type TextEmbedding,
+  type TextEmbedderOptions,
   type PaddedRun,
   type Range,
   type RungsError,
@@ -65,4 +74,30 @@ session.delete();
 g.delete();
 cache.delete();
 
-console.log(JSON.stringify({ uppers, compiles: stats.compiles, waste: stats.waste, code, y: Array.from(y) }));
+// Sentence embeddings (type-checked only: the model's files are not here).
+async function embedTexts(modelJsonPath: string, vocabJson: string, texts: string[]): Promise<number> {
+  const model: Model = await loadTfjsFile(modelJsonPath);
+  const tok = UnigramTokenizer.parse(vocabJson, 'vocab.json');
+  const options: TextEmbedderOptions = { ladder: ladder.powerOfTwo(1, 128), device: Device.Cpu, activeExtent: true };
+  const embedder = new TextEmbedder(model, tok, options);
+  model.delete();
+  const detailed: TextEmbedding[] = embedder.embedDetailed(texts);
+  const modes: Array<'padded' | 'active' | 'exact'> = detailed.map((d) => d.mode);
+  const [a, b]: Float32Array[] = embedder.embed(texts);
+  const counts: number[] = embedder.tokenCounts(texts);
+  const compiles: number = embedder.stats().compiles + embedder.buckets().length + counts.length + modes.length;
+  embedder.delete();
+  tok.delete();
+  return cosineSimilarity(a, b) + compiles;
+}
+async function fromBytes(json: string, shards: Uint8Array[]): Promise<Model> {
+  const fetched: Model = await loadTfjsUrl('https://example.com/model.json', (loaded: number, total: number) => {
+    console.error(`${loaded} / ${total}`);
+  });
+  fetched.delete();
+  return loadTfjs(json, shards, 'use');
+}
+void [embedTexts, fromBytes];
+const cos: number = cosineSimilarity(new Float32Array([1, 1]), new Float32Array([1, 0]));
+
+console.log(JSON.stringify({ uppers, compiles: stats.compiles, waste: stats.waste, code, y: Array.from(y), cos }));
