@@ -15,10 +15,8 @@
 //     { type: 'text-loaded', ms, bytes }
 //     { type: 'text-tokens', textId, tokens, ranges, buckets, extents, waste, error, field }
 //     { type: 'text-embedded', textId, rows, similarity, heads, stats, ms } | { type: 'text-embed-error', textId, message }
-import * as rungs from 'rungs';
+import { TextEmbedder, UnigramTokenizer, cosineSimilarity, ladder, loadTfjsUrl } from 'rungs';
 import { buildLadder, bucketOf } from './schemes.js';
-
-const { UnigramTokenizer, ladder } = rungs;
 
 const text = {
   tokenizer: null,
@@ -57,13 +55,10 @@ async function load(msg, post) {
     // A HEAD first: a missing package says so instead of failing inside the loader.
     const head = await fetch(modelUrl, { method: 'HEAD' });
     if (head.status === 404) throw new Missing(`${modelUrl}: not found (HTTP 404)`);
-    if (typeof rungs.loadTfjsUrl !== 'function') {
-      throw new Error('this build of the rungs package has no loadTfjsUrl (TF.js models): the embeddings are not available');
-    }
     const t0 = performance.now();
     let lastPost = 0;
     let bytes = 0;
-    text.model = await rungs.loadTfjsUrl(modelUrl, (loaded, total) => {
+    text.model = await loadTfjsUrl(modelUrl, (loaded, total) => {
       bytes = total;
       const now = performance.now();
       if (now - lastPost > 50 || loaded === total) {
@@ -84,22 +79,9 @@ function embedderFor(ranges) {
   const key = JSON.stringify(ranges);
   if (text.embedder && text.embedderKey === key) return text.embedder;
   if (text.embedder) text.embedder.delete();
-  text.embedder = new rungs.TextEmbedder(text.model, text.tokenizer, { ladder: ranges });
+  text.embedder = new TextEmbedder(text.model, text.tokenizer, { ladder: ranges });
   text.embedderKey = key;
   return text.embedder;
-}
-
-function cosine(a, b) {
-  if (typeof rungs.cosineSimilarity === 'function') return rungs.cosineSimilarity(a, b);
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  return ab / Math.sqrt(aa * bb);
 }
 
 function run(msg, post) {
@@ -135,7 +117,7 @@ function run(msg, post) {
     const detailed = embedder.embedDetailed(idx.map((i) => texts[i]));
     const ms = performance.now() - t0;
     const vectors = detailed.map((d) => d.embedding);
-    const similarity = vectors.map((a) => vectors.map((b) => cosine(a, b)));
+    const similarity = vectors.map((a) => vectors.map((b) => cosineSimilarity(a, b)));
     post({
       type: 'text-embedded',
       textId,

@@ -150,10 +150,6 @@ test('real text mode: token counts, buckets and waste of the chosen ladder; a mi
 test('real text mode: USE Lite loads with progress and embeds: similarity heatmap and tfjs values', { timeout: 300_000 }, async (t) => {
   if (skipWithoutModel(t)) return;
   const ref = await reference();
-  if (typeof ref.rungs.loadTfjsUrl !== 'function') {
-    t.skip('the rungs package built here has no loadTfjsUrl / TextEmbedder');
-    return;
-  }
   const { server, url } = await serve(buildDir, 0);
   const browser = await launch();
   const problems = [];
