@@ -3,13 +3,13 @@
 // Each factory takes an element and returns { update(data) }; a chart re-lays itself out when its
 // element resizes.
 import * as echarts from 'echarts/core';
-import { BarChart, CustomChart, LineChart, ScatterChart } from 'echarts/charts';
-import { GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent } from 'echarts/components';
+import { BarChart, CustomChart, HeatmapChart, LineChart, ScatterChart } from 'echarts/charts';
+import { GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent, VisualMapComponent } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 import { fmtBytes, fmtInt, fmtMs, fmtX, mix } from './format.js';
 
-echarts.use([BarChart, CustomChart, LineChart, ScatterChart, GridComponent, LegendComponent,
-  MarkLineComponent, TitleComponent, TooltipComponent, CanvasRenderer]);
+echarts.use([BarChart, CustomChart, HeatmapChart, LineChart, ScatterChart, GridComponent, LegendComponent,
+  MarkLineComponent, TitleComponent, TooltipComponent, VisualMapComponent, CanvasRenderer]);
 
 const FONT = "'Inter Variable', 'DejaVu Sans', sans-serif";
 const INK = '#14161f';
@@ -288,14 +288,14 @@ export function ladderChart(el, onSelect) {
 export function paddingChart(el, onSelect) {
   const c = make(el);
   c.chart.on('click', (p) => onSelect(p.dataIndex));
-  const draw = ({ ranges, buckets, selected, color, active }) => {
+  const draw = ({ ranges, buckets, selected, color, active, note }) => {
     const labels = ranges.map((r) => `≤${r.end - 1}`);
     const real = ranges.map((_, i) => (buckets ? buckets[i].actualRows : 0));
     const pad = ranges.map((_, i) => (buckets ? buckets[i].paddedRows - buckets[i].actualRows : 0));
     const dim = (i) => (selected >= 0 && i !== selected ? 0.55 : 1);
     c.chart.setOption({
       ...base,
-      ...emptyNote(ranges.length === 0 ? 'No buckets: the scheme is invalid' : !buckets ? 'Run to see the rows' : ''),
+      ...emptyNote(note ?? (ranges.length === 0 ? 'No buckets: the scheme is invalid' : !buckets ? 'Run to see the rows' : '')),
       tooltip: {
         ...base.tooltip,
         trigger: 'axis',
@@ -514,6 +514,50 @@ export function compareChart(el) {
     });
     if (rows.length === 0) option.title = [emptyNote('Run to compare the schemes').title];
     c.chart.setOption(option, { notMerge: true });
+  };
+  return { update: (d, o) => c.set(draw, d, o && o.always), print: (on) => c.print(on) };
+}
+
+// ----------------------------------------------------------------------------------------- similarity
+
+/**
+ * The cosine similarity of n sentences as an n x n heatmap (row i, column j: sim(i, j)), each cell
+ * labelled with its value; `labels` names the rows ("1", "2", ...), `texts` are the tooltips.
+ */
+export function heatmapChart(el) {
+  const c = make(el);
+  const draw = ({ labels, texts, matrix, note }) => {
+    const n = matrix.length;
+    const data = [];
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) data.push([j, i, matrix[i][j]]);
+    const min = n ? Math.min(0, ...data.map((d) => d[2])) : 0;
+    const cut = (s) => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
+    el.dataset.cells = String(data.length);  // what is drawn, for the browser test
+    c.chart.setOption({
+      ...base,
+      ...emptyNote(n === 0 ? note || 'Embed some sentences to compare them' : ''),
+      tooltip: {
+        ...base.tooltip,
+        formatter: (p) => `<b>${esc(cut(texts[p.value[1]]))}</b><br>${esc(cut(texts[p.value[0]]))}<br>cosine ${p.value[2].toFixed(4)}`,
+      },
+      grid: { left: 8, right: 8, top: 8, bottom: 40, containLabel: true },
+      xAxis: { ...axisCommon, type: 'category', data: labels, splitArea: { show: false }, splitLine: { show: false } },
+      yAxis: { ...axisCommon, type: 'category', data: labels, inverse: true, splitLine: { show: false } },
+      visualMap: {
+        show: n > 0,
+        min, max: 1, calculable: false, orient: 'horizontal', left: 'center', bottom: 0, itemHeight: 120, itemWidth: 10,
+        inRange: { color: ['#f8fafc', '#c7d2fe', '#4f46e5'] },
+        textStyle: { color: INK3, fontSize: 11, fontFamily: FONT },
+        formatter: (v) => v.toFixed(2),
+      },
+      series: [{
+        id: 'similarity',
+        type: 'heatmap',
+        data,
+        label: { show: n <= 12, fontSize: 11, fontFamily: FONT, formatter: (p) => p.value[2].toFixed(2) },
+        itemStyle: { borderColor: '#fff', borderWidth: 1 },
+      }],
+    }, { notMerge: true });
   };
   return { update: (d, o) => c.set(draw, d, o && o.always), print: (on) => c.print(on) };
 }

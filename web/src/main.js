@@ -10,6 +10,7 @@ import { DEFAULT_SCHEME, KINDS, schemeLabel } from './schemes.js';
 import { PRESETS, describeProblems } from './traffic.js';
 import { exportCsv, exportJson, latencyText, meanSd } from './export.js';
 import { MAX_REPETITIONS, MAX_SCHEMES, settingsFromQuery, settingsToQuery } from './url.js';
+import { initTextMode } from './text.js';
 import classifierDesc from '../../examples/models/classifier.json';
 import classifierJson from '../../examples/models/classifier.json?url';
 import classifierWeights from '../../examples/models/classifier.safetensors?url';
@@ -164,6 +165,7 @@ worker.onmessage = (ev) => {
       $('foot-version').textContent = m.version;
       publish();
       replan();
+      textMode.ready();
       break;
     case 'onnx-loaded':
     case 'onnx-error':
@@ -186,8 +188,10 @@ worker.onmessage = (ev) => {
       if (m.planId !== planId) return;
       state.plan = m;
       renderControls();
-      if (state.live) startRun();
+      // The real text mode has its own results: synthetic runs wait until the page is back.
+      if (state.live && !textMode.active()) startRun();
       else renderResults();
+      textMode.schemeChanged();
       break;
     case 'scheme-start':
     case 'progress':
@@ -198,6 +202,7 @@ worker.onmessage = (ev) => {
       onRunMessage(m);
       break;
     default:
+      textMode.onMessage(m);
       break;
   }
 };
@@ -652,6 +657,7 @@ function wireControls() {
   }));
   el.tabs.addEventListener('change', (ev) => {
     state.selected = Number(ev.target.value);
+    textMode.schemeChanged();
     writeUrl();
     state.bucket = -1;
     state.bucketPicked = false;
@@ -1134,13 +1140,30 @@ function pumpCharts() {
 const charts = [chartLadder, chartPadding, chartWaste, chartTimeline, chartCompare];
 window.addEventListener('beforeprint', () => {
   for (const c of charts) c.print(true);
+  textMode.print(true);
   document.body.dataset.printed = String(Number(document.body.dataset.printed ?? 0) + 1);
 });
 window.addEventListener('afterprint', () => {
   for (const c of charts) c.print(false);
+  textMode.print(false);
+});
+
+// The real text mode (text.js): the same worker, the scheme selected here as its ladder. Entering
+// it stops a synthetic run; leaving it plans (and, when live, runs) the synthetic traffic again.
+const textMode = initTextMode({
+  worker,
+  scheme: () => ({ spec: state.schemes[state.selected], letter: LETTERS[state.selected], color: COLORS[state.selected] }),
+  onMode: (mode) => {
+    if (mode === 'text') {
+      if (state.run && state.run.status === 'running') worker.postMessage({ type: 'cancel', runId: state.run.id });
+    } else {
+      replan();
+    }
+  },
 });
 
 readUrl();
+textMode.start();
 buildStaticControls();
 wireControls();
 wireOnnx();

@@ -9,6 +9,7 @@
 //     { type: 'load-onnx', loadId, fileName, bytes: ArrayBuffer, options: { bucketDim, fix } }
 //                                                      a dropped or chosen .onnx (model name 'onnx')
 //     { type: 'threads', id, size }                    time a size x size matmul on 1 and N threads
+//     { type: 'text-load' | 'text-run', ... }          the "real text" mode (text-worker.js)
 //   worker -> page
 //     { type: 'ready', version, isa, variant, maxThreads }   the module loaded (threading())
 //     { type: 'threads', id, rows: [{ threads, ms, gflops }], equal } | { type: 'threads', id, error }
@@ -25,6 +26,7 @@
 // would count as a hit).
 import { BucketedCompileCache, Device, Graph, Session, cpuIsa, heapStats, ladder, loadModel, loadOnnx, threading, version } from 'rungs';
 import { buildLadder, bucketOf } from './schemes.js';
+import { onTextMessage } from './text-worker.js';
 import { makeTraffic } from './traffic.js';
 
 const post = (msg) => self.postMessage(msg);
@@ -313,6 +315,7 @@ function compareThreads(msg) {
 self.onmessage = (ev) => {
   const msg = ev.data;
   try {
+    if (onTextMessage(msg, post)) return;
     if (msg.type === 'plan') plan(msg);
     else if (msg.type === 'run') run(msg);
     else if (msg.type === 'load-onnx') loadOnnxModel(msg);
