@@ -216,8 +216,8 @@ export function initTextMode({ worker, scheme, onMode }) {
     const total = r && r.tokens ? r.tokens.reduce((a, b) => a + b, 0) : null;
     el.waste.textContent = r && r.waste != null ? fmtX(r.waste) : '—';
     el.waste.dataset.value = r && r.waste != null ? String(r.waste) : '';
-    // What the cache did: USE Lite has no padding mask, so the embedder may run a text at its exact
-    // length instead of padding it (docs/tfjs.md, "Padding"); the waste above is the ladder's.
+    // What the cache did (docs/tfjs.md, "Padding"): with active extent USE Lite runs only a text's
+    // real rows in its bucket ("active"), else padded with its mask; the waste above is the ladder's.
     const modes = {};
     for (const x of e && e.rows ? e.rows : []) modes[x.mode] = (modes[x.mode] ?? 0) + 1;
     const ran = Object.entries(modes).map(([m, n]) => `${n} ${m}`).join(', ');
