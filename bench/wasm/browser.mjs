@@ -100,7 +100,8 @@ try {
 }`;
 
 const page = `<!doctype html><meta charset="utf-8"><title>rungs bench</title><script type="module">${pageScript}</script>`;
-const types = { '.js': 'text/javascript', '.cjs': 'text/javascript', '.json': 'application/json', '.txt': 'text/plain' };
+const types = { '.js': 'text/javascript', '.cjs': 'text/javascript', '.json': 'application/json', '.txt': 'text/plain',
+                '.wasm': 'application/wasm' };
 
 async function main() {
   if (!existsSync(join(pkgDir, 'index.js'))) throw new Error(`no package at ${pkgDir}`);
