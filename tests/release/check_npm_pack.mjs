@@ -33,8 +33,8 @@ function packDryRun(pkgDir) {
 const pack = packDryRun(dir);
 if (pack.status !== 0) fail(`npm pack --dry-run exited ${pack.status}`);
 for (const w of pack.warnings) fail(`npm pack warns: ${w}`);
-for (const f of ['package.json', 'index.js', 'index.d.ts', 'rungs_core.js', 'README.md', 'LICENSE', 'NOTICE',
-                 'THIRD_PARTY_NOTICES.md']) {
+for (const f of ['package.json', 'index.js', 'index.d.ts', 'rungs_core.js', 'rungs_core.wasm', 'README.md', 'LICENSE',
+                 'NOTICE', 'THIRD_PARTY_NOTICES.md']) {
   if (!pack.files.includes(f)) fail(`the tarball does not contain ${f}`);
 }
 

@@ -11,7 +11,7 @@
 //    one of their values, handles (Graph, HirModule) the right class and not deleted, and a call
 //    on a deleted object is a coded error. What Embind itself refuses (a missing argument, a
 //    value of the wrong type) is rethrown with the function's name and a `code`.
-// Node 20 and browsers load the same files (the wasm is embedded; see wasm/CMakeLists.txt).
+// Node 20 and browsers load the same files: the JS, and its wasm beside it (see wasm/CMakeLists.txt).
 // The module is an ES module with top-level await: from CommonJS load it with
 // `const rungs = await import('rungs')` (README.md, "CommonJS").
 //
@@ -44,13 +44,35 @@ function chooseVariant() {
   return canShare && hardwareThreads() > 1 ? 'threads' : 'single';
 }
 
+// Where each variant's wasm is, beside this file. Written as `new URL('./x', import.meta.url)`
+// with a literal name so that bundlers (Vite, webpack 5) copy the file as an asset and rewrite the
+// URL. Node's fetch cannot read a file: URL and the single variant has no Node loader, so in Node
+// the bytes are read here and passed as Module.wasmBinary; elsewhere the module fetches the URL
+// (Module.locateFile) and compiles it streaming.
+const wasmUrls = {
+  single: new URL('./rungs_core.wasm', import.meta.url),
+  threads: new URL('./rungs_core_mt.wasm', import.meta.url),
+};
+
+async function wasmOptions(variant) {
+  const url = wasmUrls[variant];
+  if (!isNode) {
+    return { locateFile: (path, prefix) => (path.endsWith('.wasm') ? url.href : prefix + path) };
+  }
+  // A specifier in a variable: bundlers leave this Node-only import alone.
+  const fsName = 'node:fs/promises';
+  const { readFile } = await import(/* @vite-ignore */ fsName);
+  return { wasmBinary: await readFile(url) };
+}
+
 // Where the threaded module finds its pthread worker script and itself (the worker imports it):
 // URLs next to this file, written as `new URL('./x', import.meta.url)` so that bundlers copy the
-// files as assets. In Node the worker is the .cjs copy (see wasm/CMakeLists.txt).
+// files as assets. In Node the worker is the .cjs copy (see wasm/CMakeLists.txt). The workers get
+// the compiled wasm from this thread; they never load the .wasm file.
 async function instantiate(variant) {
   if (variant === 'single') {
     const { default: create } = await import('./rungs_core.js');
-    return create();
+    return create(await wasmOptions(variant));
   }
   const mainUrl = new URL('./rungs_core_mt.js', import.meta.url).href;
   const workerUrl = isNode
@@ -65,10 +87,15 @@ async function instantiate(variant) {
     e.rungsMissingVariant = true;
     throw e;
   }
+  const { locateFile, ...wasm } = await wasmOptions(variant);
   const module = await create({
+    ...wasm,
     rungsWorkers: Math.min(hardwareThreads(), MAX_THREADS) - 1,
     mainScriptUrlOrBlob: mainUrl,
-    locateFile: (path, prefix) => (path.endsWith('.worker.js') ? workerUrl : prefix + path),
+    locateFile: (path, prefix) => {
+      if (path.endsWith('.worker.js')) return workerUrl;
+      return locateFile ? locateFile(path, prefix) : prefix + path;
+    },
   });
   // Node: the workers (idle, or running the shared pool's threads, which the module starts as it
   // loads) must not keep the process alive after the program's last line.

@@ -55,6 +55,7 @@ for (const isolated of [true, false]) {
 async function inBrowser(isolated) {
   assert.ok(existsSync(chromium), `${chromium} not found (scripts/setup installs Debian's chromium)`);
   const headers = isolated ? isolation : {};
+  const fetched = [];  // the package's files the page asked for
   let resolveResult;
   const result = new Promise((resolve) => { resolveResult = resolve; });
   const server = createServer((req, res) => {
@@ -74,7 +75,9 @@ async function inBrowser(isolated) {
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/javascript', ...headers }).end(readFileSync(file));
+    fetched.push(rel);
+    const type = rel.endsWith('.wasm') ? 'application/wasm' : 'text/javascript';
+    res.writeHead(200, { 'content-type': type, ...headers }).end(readFileSync(file));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${server.address().port}/`;
@@ -107,6 +110,10 @@ async function inBrowser(isolated) {
     assert.equal(r.threading.maxThreads, threaded ? Math.min(r.cores, 8) : 1);
     assert.deepEqual(r.runThreads, [1, r.threading.maxThreads], 'the report says how many threads ran (0 = maxThreads)');
     assert.ok(r.equal, 'the outputs on 1 and N threads agree');
+    // The wasm ships as its own file beside the JS: the page fetched the variant's .wasm once
+    // (the threaded variant's workers get the compiled module from the page, not the file).
+    const wasmFile = threaded ? 'rungs_core_mt.wasm' : 'rungs_core.wasm';
+    assert.deepEqual(fetched.filter((f) => f.endsWith('.wasm')), [wasmFile], `fetched: ${fetched.join(', ')}`);
   } finally {
     clearTimeout(timer);
     try {
