@@ -245,13 +245,16 @@ test('USE Lite: the golden sentence, loadTfjs errors, an empty text', { skip: sk
 
 test('USE Lite: loadTfjsUrl over HTTP reports progress and gives the same model', { skip: skipUse }, async () => {
   const { model, tok } = await loadUse();
+  // Every response closes its connection: with keep-alive, a fetch made after the embedder's
+  // seconds of work could reuse a socket the server's 5 s keepAliveTimeout had just closed, and
+  // fail with "fetch failed" instead of reaching the server (seen on a loaded machine).
   const server = createServer((req, res) => {
     const file = join(useDir, decodeURIComponent(new URL(req.url, 'http://x').pathname.slice(1)));
     if (!existsSync(file)) {
-      res.writeHead(404).end();
+      res.writeHead(404, { connection: 'close' }).end();
       return;
     }
-    res.writeHead(200, { 'content-length': statSync(file).size });
+    res.writeHead(200, { 'content-length': statSync(file).size, connection: 'close' });
     res.end(readFileSync(file));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
