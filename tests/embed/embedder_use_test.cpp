@@ -8,35 +8,22 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "rungs/embedder.hpp"
 #include "rungs/model.hpp"
 #include "rungs/text.hpp"
+#include "text/use_reference.hpp"
 
 namespace rungs {
 namespace {
 
 const std::string kDir = RUNGS_USE_MODEL_DIR;
 
-struct Ref {
-  std::string text;
-  std::vector<float> embedding;
-};
+using Ref = testing::UseReference;
 
-std::vector<Ref> read_reference() {
-  std::vector<Ref> out;
-  std::ifstream in(RUNGS_USE_EMBEDDINGS);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const nlohmann::json j = nlohmann::json::parse(line);
-    out.push_back({j.at("text").get<std::string>(), j.at("embedding").get<std::vector<float>>()});
-  }
-  return out;
-}
+std::vector<Ref> read_reference() { return testing::read_use_reference(RUNGS_USE_EMBEDDINGS); }
 
 TEST(TextEmbedderUse, PaddedOrActiveRunsEqualTheReference) {
   if (!std::ifstream(kDir + "/model.json").good()) GTEST_SKIP() << "no " << kDir << "/model.json: run bash scripts/setup";

@@ -9,11 +9,11 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "rungs/rungs.hpp"
 #include "rungs/text.hpp"
 #include "test_util.hpp"
+#include "text/use_reference.hpp"
 
 namespace rungs {
 namespace {
@@ -28,24 +28,9 @@ std::vector<uint8_t> file_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-struct Ref {
-  std::string text;
-  std::vector<int32_t> ids;
-  std::vector<float> embedding;
-};
+using Ref = testing::UseReference;
 
-std::vector<Ref> read_reference() {
-  std::vector<Ref> out;
-  std::ifstream in(RUNGS_USE_EMBEDDINGS);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const nlohmann::json j = nlohmann::json::parse(line);
-    out.push_back({j.at("text").get<std::string>(), j.at("ids").get<std::vector<int32_t>>(),
-                   j.at("embedding").get<std::vector<float>>()});
-  }
-  return out;
-}
+std::vector<Ref> read_reference() { return testing::read_use_reference(RUNGS_USE_EMBEDDINGS); }
 
 struct Diff {
   double max_abs = 0, cosine = 1;
