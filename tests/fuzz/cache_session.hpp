@@ -76,7 +76,8 @@ inline bool ill_conditioned(const Model& m, const BucketedCompileCache& ref, uin
                             const std::vector<float>& x, const std::vector<float>& mask,
                             const std::vector<float>& ref_output) {
   Model n = m;
-  for (auto& [name, data] : n.params) data = nudged(std::move(data));
+  size_t phase = 0;
+  for (auto& [name, data] : n.params) data = nudged(std::move(data), phase++);
   const std::vector<float> nx = nudged(x);
   const PaddedInput inputs[] = {{"x", nx, static_cast<size_t>(m.width)}, {"mask", mask, 1}};
   const size_t inners[] = {static_cast<size_t>(m.width)};

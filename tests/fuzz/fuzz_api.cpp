@@ -80,7 +80,8 @@ void graph_case(fuzz::FuzzInput& in, fuzz::FuzzInput perturbed) {
     // implementation can be held to the tolerance (docs/numerics.md, "Ill-conditioned graphs").
     if (!ref_nudged) {
       fuzz::RandomCase p = fuzz::random_case(perturbed, true);
-      for (auto& [name, data] : p.params) data = fuzz::nudged(std::move(data));
+      size_t phase = 0;
+      for (auto& [name, data] : p.params) data = fuzz::nudged(std::move(data), phase++);
       ref_nudged = compile_and_run(p, Device::Reference, options, 1);
     }
     const bool ill_conditioned =

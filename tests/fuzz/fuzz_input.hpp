@@ -66,10 +66,14 @@ class FuzzInput {
 // whose reference output moves by more than half the tolerance under such errors (in its inputs
 // and params, and in fuzz_api after every op too) amplifies rounding beyond what the tolerance
 // allows (docs/numerics.md, "Ill-conditioned graphs"): when Cpu and Reference disagree on it, the
-// fuzzers skip the comparison rather than report a bug.
-inline std::vector<float> nudged(std::vector<float> v) {
+// fuzzers skip the comparison rather than report a bug. `phase` shifts the alternation: callers
+// nudging several tensors give each its own (their index), because rounding errors are
+// independent. With one pattern for all, a layer norm's gamma[0] and beta[0] moved together, and
+// gamma * x + beta = 1.9999975 - 2 kept its cancellation exactly: the check called a result with
+// 10% rounding error well conditioned (fuzz_api in CI, session 8).
+inline std::vector<float> nudged(std::vector<float> v, size_t phase = 0) {
   constexpr float kNudge = 0x1p-20f;
-  for (size_t i = 0; i < v.size(); ++i) v[i] *= 1.f + (i % 2 == 0 ? kNudge : -kNudge);
+  for (size_t i = 0; i < v.size(); ++i) v[i] *= 1.f + ((i + phase) % 2 == 0 ? kNudge : -kNudge);
   return v;
 }
 
