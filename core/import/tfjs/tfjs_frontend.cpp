@@ -539,12 +539,25 @@ std::map<std::string, Tensor> read_weights(const json& manifest, const model::Sh
   if (!manifest.is_array()) fail(ErrorCode::ParseError, source + ": weightsManifest must be an array");
   size_t index = 0;
   for (const json& group : manifest) {
-    std::vector<uint8_t> bytes;
-    const json paths = group.value("paths", json::array());
-    for (const json& p : paths) {
+    // The group's shards laid end to end, copied into a buffer sized once (not grown by
+    // vector::insert, which copies what it holds at every growth).
+    std::vector<std::vector<uint8_t>> shards;
+    size_t total = 0;
+    for (const json& p : group.value("paths", json::array())) {
       if (!p.is_string()) fail(ErrorCode::ParseError, source + ": weightsManifest: a path must be a string");
-      std::vector<uint8_t> b = read_shard(index++, p.get<std::string>());
-      bytes.insert(bytes.end(), b.begin(), b.end());
+      shards.push_back(read_shard(index++, p.get<std::string>()));
+      total += shards.back().size();
+    }
+    std::vector<uint8_t> bytes;
+    if (shards.size() == 1) {
+      bytes = std::move(shards[0]);
+    } else {
+      bytes.resize(total);
+      size_t at = 0;
+      for (std::vector<uint8_t>& b : shards) {
+        if (!b.empty()) std::memcpy(bytes.data() + at, b.data(), b.size());
+        at += b.size();
+      }
     }
     size_t at = 0;
     for (const json& w : group.value("weights", json::array())) {
