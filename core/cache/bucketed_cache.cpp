@@ -334,7 +334,7 @@ std::optional<PaddedRun> BucketedCompileCache::run_impl(uint64_t key, size_t act
     run_ms = ms_since(t0);
   }
 
-  PaddedRun result{upper, {}};
+  PaddedRun result{upper, {}, active ? RunMode::Active : RunMode::Padded};
   result.outputs.reserve(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::vector<float>& out = outputs[i];

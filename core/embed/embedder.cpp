@@ -64,7 +64,7 @@ struct TextEmbedder::Impl {
   uint64_t max_tokens = 0;  // 0: no clip
   std::function<void(const std::string&)> on_exact;
   std::atomic<bool> used_exact = false;
-  std::mutex mutex;  // embed runs one call at a time (its mode detection reads the cache's stats)
+  std::mutex mutex;  // embed runs one call at a time
 
   Impl(Model m, Tokenize t, BucketedCompileCache c, BucketedCompileCache e)
       : model(std::move(m)), tokenize(std::move(t)), cache(std::move(c)), exact(std::move(e)) {}
@@ -183,10 +183,7 @@ std::vector<TextEmbedding> TextEmbedder::embed(std::span<const std::string> text
   std::lock_guard lock(s.mutex);
   auto build = [&](uint64_t upper) { return s.model.build(upper); };
   const size_t n_inputs = s.mask_input ? 2 : 1;
-  // How a run went: it was active when the cache's active-run count grew (read once per run, and
-  // not at all with active extent off; the lock keeps other calls off this cache meanwhile).
   const bool active = s.cache.active_extent();
-  uint64_t active_runs = active ? s.cache.stats().active_runs : 0;
   std::vector<TextEmbedding> out;
   out.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -200,9 +197,7 @@ std::vector<TextEmbedding> TextEmbedder::embed(std::span<const std::string> text
     TextEmbedding e;
     e.tokens = counts[i];
     e.bucket = run->upper;
-    const uint64_t active_after = active ? s.cache.stats().active_runs : 0;
-    e.mode = active_after > active_runs ? EmbedMode::Active : EmbedMode::Padded;
-    active_runs = active_after;
+    e.mode = run->mode == RunMode::Active ? EmbedMode::Active : EmbedMode::Padded;
     if (e.mode == EmbedMode::Padded && e.bucket != len && !s.mask_input) {
       // Padding reaches this model's output: run the text at its exact length instead.
       if (!s.used_exact) {

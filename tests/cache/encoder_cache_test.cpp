@@ -108,6 +108,8 @@ TEST(EncoderCache, ActiveExtentSkipsThePaddedRows) {
     auto p = bucketed_run(padded, len, /*unsliced_hidden=*/true);
     auto a = bucketed_run(active, len, /*unsliced_hidden=*/true);
     ASSERT_TRUE(p && a);
+    EXPECT_EQ(p->mode, RunMode::Padded);
+    EXPECT_EQ(a->mode, RunMode::Active);
     const size_t d = static_cast<size_t>(kSmall.dim);
     const std::vector<float>& pt = p->outputs[kTokens];
     const std::vector<float>& at = a->outputs[kTokens];
@@ -196,6 +198,7 @@ TEST(EncoderCache, ActiveExtentFallsBackWhenTheAnalysisRefuses) {
   const size_t inners[] = {2};
   auto r = c.run_padded(3, 3, build, in, inners);
   ASSERT_TRUE(r);
+  EXPECT_EQ(r->mode, RunMode::Padded);  // active extent on, but refused for this graph
   EXPECT_TRUE(close(r->outputs[0], {-4, -4, -4, -4, -4, -4}, 1e-6f));  // 4 rows of exp(0)
   const CacheStats s = c.stats();
   EXPECT_EQ(s.padded_runs, 1u);
@@ -206,10 +209,14 @@ TEST(EncoderCache, ActiveExtentFallsBackWhenTheAnalysisRefuses) {
 
 TEST(EncoderCache, ActiveExtentSwitchedOnAfterCompilePreparesLazily) {
   auto c = BucketedCompileCache::power_of_two_ladder(Device::Cpu, 8, 16);
-  ASSERT_TRUE(bucketed_run(c, 5));
+  const auto first = bucketed_run(c, 5);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->mode, RunMode::Padded);
   EXPECT_EQ(c.stats().buckets[0].active_supported, std::nullopt);
   c.set_active_extent(true);
-  ASSERT_TRUE(bucketed_run(c, 6));
+  const auto second = bucketed_run(c, 6);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->mode, RunMode::Active);
   const CacheStats s = c.stats();
   EXPECT_EQ(s.buckets[0].padded_runs, 1u);
   EXPECT_EQ(s.buckets[0].active_runs, 1u);

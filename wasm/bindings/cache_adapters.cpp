@@ -94,6 +94,7 @@ val from_run(const std::optional<PaddedRun>& run) {
   val out = val::object();
   out.set("upper", static_cast<double>(run->upper));
   out.set("outputs", from_outputs(run->outputs));
+  out.set("mode", std::string(run->mode == RunMode::Active ? "active" : "padded"));
   return out;
 }
 

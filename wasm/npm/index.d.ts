@@ -320,6 +320,8 @@ export interface CacheRunInput {
 export interface PaddedRun {
   upper: number;
   outputs: Float32Array[];
+  /** 'active': only the actual rows were computed (active extent); 'padded': the whole bucket. */
+  mode: 'padded' | 'active';
 }
 
 /** The counters a bucket keeps and the cache sums over its buckets into its totals. */

@@ -131,6 +131,7 @@ test('runPadded pads to upper, runs, slices; output inner 0 or past the list is 
       const sliced = cache.runPadded(rows, rows, rowGraph, [{ name: 'x', data: x, inner: 4 }], [4]);
       const upper = sliced.upper;
       assert.equal(upper, Math.max(8, 2 ** Math.ceil(Math.log2(rows))));
+      assert.equal(sliced.mode, 'padded', 'active extent off');
       const [y, s] = sliced.outputs;
       assert.equal(y.length, rows * 4, 'y sliced to the actual rows');
       for (let i = 0; i < y.length; ++i) assert.equal(y[i], Math.max(x[i], 0) * 2 + 1);
@@ -257,6 +258,7 @@ test('active extent computes only the real rows and says so in the stats', () =>
     const x = ramp(20 * 4);
     const run = cache.runPadded(20, 20, rowLocal, [{ name: 'x', data: x, inner: 4 }], [4]);
     assert.equal(run.upper, 32);
+    assert.equal(run.mode, 'active');
     for (let i = 0; i < 80; ++i) assert.equal(run.outputs[0][i], Math.max(x[i], 0));
     const stats = cache.stats();
     assert.equal(stats.activeRuns, 1);

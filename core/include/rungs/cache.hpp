@@ -50,9 +50,14 @@ struct CacheRunInput {
   std::optional<size_t> row_inner;
 };
 
+// How run_padded computed a run. Padded: the whole compiled extent, inputs padded to upper rows.
+// Active: only the actual rows (CompiledGraph::run_rows), so padding cost no compute.
+enum class RunMode { Padded, Active };
+
 struct PaddedRun {
   uint64_t upper;
   std::vector<std::vector<float>> outputs;
+  RunMode mode = RunMode::Padded;  // how this run was computed (counted in BucketStats too)
 };
 
 // data as [actual, inner] -> upper*inner values, zeros appended. Error(InvalidArgument) for
@@ -61,10 +66,6 @@ std::vector<float> pad_rows(std::span<const float> data, size_t inner, uint64_t 
 // The first actual*inner values of data as [rows, inner]; the same errors ("exceed upper" when
 // actual is more than the rows the data holds).
 std::vector<float> slice_rows(std::span<const float> data, size_t inner, size_t actual);
-
-// How run_padded computed a run. Padded: the whole compiled extent, inputs padded to upper rows.
-// Active: only the actual rows (CompiledGraph::run_rows), so padding cost no compute.
-enum class RunMode { Padded, Active };
 
 struct BucketStats {
   Range range{};
