@@ -198,7 +198,7 @@ TEST(EncoderCache, ActiveExtentFallsBackWhenTheAnalysisRefuses) {
   const size_t inners[] = {2};
   auto r = c.run_padded(3, 3, build, in, inners);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->mode, RunMode::Padded);  // active extent on, but refused for this graph
+  EXPECT_EQ(r->mode, RunMode::Padded);                                 // active extent on, but refused for this graph
   EXPECT_TRUE(close(r->outputs[0], {-4, -4, -4, -4, -4, -4}, 1e-6f));  // 4 rows of exp(0)
   const CacheStats s = c.stats();
   EXPECT_EQ(s.padded_runs, 1u);

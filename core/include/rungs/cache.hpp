@@ -52,7 +52,10 @@ struct CacheRunInput {
 
 // How run_padded computed a run. Padded: the whole compiled extent, inputs padded to upper rows.
 // Active: only the actual rows (CompiledGraph::run_rows), so padding cost no compute.
-enum class RunMode { Padded, Active };
+enum class RunMode {
+  Padded,
+  Active
+};
 
 struct PaddedRun {
   uint64_t upper;
