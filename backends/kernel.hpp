@@ -77,8 +77,22 @@ struct RunContext {
   int threads = 1;             // how many threads a kernel may use (pool size + caller)
   float* scratch = nullptr;    // Kernel::scratch_floats() floats, private to this run call
   // Split [0, n) into contiguous chunks of at least `grain` items and call fn(begin, end) on
-  // up to `threads` threads; returns when all chunks are done. Serial when pool is null.
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const;
+  // up to `threads` threads; returns when all chunks are done. Serial when pool is null or the
+  // work makes one chunk: then fn is called directly, with no std::function made (whose heap
+  // copy of a kernel's lambda, and in WebAssembly its indirect call through JS, a kernel would
+  // otherwise pay on every run).
+  template <class F>
+  void parallel_for(int64_t n, int64_t grain, F&& fn) const {
+    if (n <= 0) return;
+    const int parts = parts_for(n, grain);
+    if (pool == nullptr || parts <= 1) {
+      fn(int64_t{0}, n);
+      return;
+    }
+    run_parts(n, parts, std::ref(fn));  // a reference_wrapper fits std::function's own buffer
+  }
+  int parts_for(int64_t n, int64_t grain) const;  // the chunks parallel_for makes (>= 1)
+  void run_parts(int64_t n, int parts, const std::function<void(int64_t, int64_t)>& fn) const;
 };
 
 class Kernel {

@@ -186,18 +186,14 @@ void ThreadPool::parallel_for(int64_t n, int parts, const std::function<void(int
   if (error) std::rethrow_exception(error);
 }
 
-void RunContext::parallel_for(int64_t n, int64_t grain,
-                              const std::function<void(int64_t, int64_t)>& fn) const {
-  if (n <= 0) return;
+int RunContext::parts_for(int64_t n, int64_t grain) const {
   // Every part gets at least `grain` items: n just above one grain stays whole instead of being
   // halved into parts that cost more to hand over than they take to run.
   grain = std::max<int64_t>(grain, 1);
-  const int64_t max_parts = n / grain;
-  int parts = static_cast<int>(std::min<int64_t>(threads, max_parts));
-  if (pool == nullptr || parts <= 1) {
-    fn(0, n);
-    return;
-  }
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n / grain)));
+}
+
+void RunContext::run_parts(int64_t n, int parts, const std::function<void(int64_t, int64_t)>& fn) const {
   pool->parallel_for(n, parts, fn);
 }
 

@@ -31,10 +31,12 @@ Program program_of(const KernelParams& params) {
 BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out) {
   const size_t n_in = inputs.size();
   const int rank = out.rank;
-  // Per axis of the output that is not 1: size and each input's element stride along it.
-  std::vector<int64_t> sizes;
-  std::vector<std::vector<int64_t>> strides(n_in);
-  std::vector<std::vector<int64_t>> full(n_in, std::vector<int64_t>(rank, 0));
+  // Per axis of the output that is not 1: size and each input's element stride along it. Axes in
+  // fixed arrays (a kernel plans on every run: no allocation per axis or per input and axis).
+  using Axes = std::array<int64_t, ops::kMaxRank>;
+  Axes sizes{};
+  int n_sizes = 0;
+  std::vector<Axes> strides(n_in), full(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     const Dims& d = inputs[i];
     int64_t s = 1;
@@ -47,33 +49,34 @@ BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out) {
   }
   for (int k = 0; k < rank; ++k) {
     if (out[k] == 1) continue;
-    sizes.push_back(out[k]);
-    for (size_t i = 0; i < n_in; ++i) strides[i].push_back(full[i][k]);
+    for (size_t i = 0; i < n_in; ++i) strides[i][n_sizes] = full[i][k];
+    sizes[n_sizes++] = out[k];
   }
   // Merge from the innermost axis outwards.
-  std::vector<int64_t> m_sizes;
-  std::vector<std::vector<int64_t>> m_strides(n_in);
-  for (int k = static_cast<int>(sizes.size()) - 1; k >= 0; --k) {
-    bool merge = !m_sizes.empty();
+  Axes m_sizes{};
+  int n_merged = 0;
+  std::vector<Axes> m_strides(n_in);
+  for (int k = n_sizes - 1; k >= 0; --k) {
+    bool merge = n_merged > 0;
     for (size_t i = 0; merge && i < n_in; ++i)
-      merge = strides[i][k] == m_strides[i].back() * m_sizes.back();
+      merge = strides[i][k] == m_strides[i][n_merged - 1] * m_sizes[n_merged - 1];
     if (merge) {
-      m_sizes.back() *= sizes[k];
+      m_sizes[n_merged - 1] *= sizes[k];
     } else {
-      m_sizes.push_back(sizes[k]);
-      for (size_t i = 0; i < n_in; ++i) m_strides[i].push_back(strides[i][k]);
+      for (size_t i = 0; i < n_in; ++i) m_strides[i][n_merged] = strides[i][k];
+      m_sizes[n_merged++] = sizes[k];
     }
   }
   // m_* are innermost first.
   BroadcastPlan plan;
   plan.in_stride.assign(n_in, {});
   plan.in_contiguous.assign(n_in, 0);
-  if (m_sizes.empty()) return plan;  // a single value
+  if (n_merged == 0) return plan;  // a single value
   plan.inner = m_sizes[0];
   for (size_t i = 0; i < n_in; ++i) plan.in_contiguous[i] = m_strides[i][0] != 0;
-  plan.outer_rank = static_cast<int>(m_sizes.size()) - 1;
+  plan.outer_rank = n_merged - 1;
   for (int a = 0; a < plan.outer_rank; ++a) {
-    const size_t src = m_sizes.size() - 1 - a;  // outermost first
+    const auto src = static_cast<size_t>(n_merged - 1 - a);  // outermost first
     plan.outer[a] = m_sizes[src];
     plan.rows *= m_sizes[src];
     for (size_t i = 0; i < n_in; ++i) plan.in_stride[i][a] = m_strides[i][src];
