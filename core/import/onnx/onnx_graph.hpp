@@ -71,7 +71,8 @@ struct OnnxGraph {
 // (core/import/tfjs): BatchMatMul with adj_x / adj_y.
 inline const std::string kTfDomain = "org.tensorflow";
 
-// Builds the HirModule of `g` with its symbolic dims bound (onnx_frontend.cpp): constant nodes
+// Builds the HirModule of `g` with its symbolic dims bound (onnx_frontend.cpp, with the Builder of
+// onnx_builder.hpp: its op table is onnx_builder.cpp, its op families onnx_ops_*.cpp): constant nodes
 // fold, the rest maps onto Graph ops. `where` names the model (and extent) in errors; `roles`, when
 // given, receives what each input feeds. The TF.js frontend builds its translated graphs with it.
 HirModule build_module(const OnnxGraph& g, const std::string& where, const std::map<std::string, int64_t>& symbols,
