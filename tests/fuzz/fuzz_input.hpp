@@ -62,18 +62,27 @@ class FuzzInput {
   size_t pos_ = 0;
 };
 
-// Values nudged by 2^-20 (about 8 ulps), alternately up and down: a rounding-sized error. A case
-// whose reference output moves by more than half the tolerance under such errors (in its inputs
-// and params, and in fuzz_api after every op too) amplifies rounding beyond what the tolerance
-// allows (docs/numerics.md, "Ill-conditioned graphs"): when Cpu and Reference disagree on it, the
-// fuzzers skip the comparison rather than report a bug. `phase` shifts the alternation: callers
-// nudging several tensors give each its own (their index), because rounding errors are
-// independent. With one pattern for all, a layer norm's gamma[0] and beta[0] moved together, and
-// gamma * x + beta = 1.9999975 - 2 kept its cancellation exactly: the check called a result with
-// 10% rounding error well conditioned (fuzz_api in CI, session 8).
+// Values nudged by 2^-20 (about 8 ulps), up or down: a rounding-sized error. A case whose
+// reference output moves by more than half the tolerance under such errors (in its inputs and
+// params, and in fuzz_api after every op too) amplifies rounding beyond what the tolerance allows
+// (docs/numerics.md, "Ill-conditioned graphs"): when Cpu and Reference disagree on it, the fuzzers
+// skip the comparison rather than report a bug. Rounding errors are independent, so the signs are
+// too: pseudo-random per element, from `phase` (each tensor or op its own) and the index.
+// - With one pattern for all tensors, a layer norm's gamma[0] and beta[0] moved together, and
+//   gamma * x + beta = 1.9999975 - 2 kept its cancellation exactly (fuzz_api in CI, session 8).
+// - With a pattern alternating by index, the rows of a row-wise sum moved alike, and a layer norm
+//   across those sums, which removes what they share, hid a cancellation whose rounding moved the
+//   result by 1e-3 (fuzz_api in CI, session 9).
 inline std::vector<float> nudged(std::vector<float> v, size_t phase = 0) {
   constexpr float kNudge = 0x1p-20f;
-  for (size_t i = 0; i < v.size(); ++i) v[i] *= 1.f + ((i + phase) % 2 == 0 ? kNudge : -kNudge);
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint64_t h = (static_cast<uint64_t>(phase) << 32) ^ static_cast<uint64_t>(i);  // SplitMix64 of (phase, i)
+    h += 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    v[i] *= 1.f + ((h & 1) ? kNudge : -kNudge);
+  }
   return v;
 }
 

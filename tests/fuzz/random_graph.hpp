@@ -88,7 +88,8 @@ class GraphMaker {
   Value perturbed(Value v) {
     if (!perturb_) return v;
     const Shape s = g().shape(v);
-    return g().mul(v, g().constant(nudged(std::vector<float>(static_cast<size_t>(shape_numel(s)), 1.f)), s));
+    // Each op's rounding is its own: a phase per nudge, after the params' (fuzz_api gives those 0..).
+    return g().mul(v, g().constant(nudged(std::vector<float>(static_cast<size_t>(shape_numel(s)), 1.f), 1000 + nudges_++), s));
   }
 
   Value one() { return g().constant({1.f}, {1}); }
@@ -203,6 +204,7 @@ class GraphMaker {
 
   FuzzInput& in_;
   bool perturb_ = false;
+  size_t nudges_ = 0;  // perturbed() calls so far
   RandomCase c_;
   std::vector<Value> pool_;
   int params_ = 0, ids_ = 0, masks_ = 0;
