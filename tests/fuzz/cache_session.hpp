@@ -75,16 +75,20 @@ inline std::vector<Range> ladder(FuzzInput& in) {
 inline bool ill_conditioned(const Model& m, const BucketedCompileCache& ref, uint64_t key, size_t actual,
                             const std::vector<float>& x, const std::vector<float>& mask,
                             const std::vector<float>& ref_output) {
-  Model n = m;
-  size_t phase = 0;
-  for (auto& [name, data] : n.params) data = nudged(std::move(data), phase++);
-  const std::vector<float> nx = nudged(x);
-  const PaddedInput inputs[] = {{"x", nx, static_cast<size_t>(m.width)}, {"mask", mask, 1}};
-  const size_t inners[] = {static_cast<size_t>(m.width)};
-  BucketedCompileCache again(Device::Reference, std::vector<Range>(ref.buckets().begin(), ref.buckets().end()));
-  const std::optional<PaddedRun> run =
-      again.run_padded(key, actual, [&](uint64_t upper) { return build(n, upper); }, inputs, inners);
-  return run && !testing::cpu_agrees(run->outputs[0], ref_output, testing::kCpuTolerance / 2).ok;
+  for (Nudge how : kNudges) {
+    Model n = m;
+    size_t phase = 0;
+    for (auto& [name, data] : n.params) data = nudged(std::move(data), phase++, how);
+    const std::vector<float> nx = nudged(x, how == Nudge::Random ? phase : 0, how);
+    const PaddedInput inputs[] = {{"x", nx, static_cast<size_t>(m.width)}, {"mask", mask, 1}};
+    const size_t inners[] = {static_cast<size_t>(m.width)};
+    BucketedCompileCache again(Device::Reference, std::vector<Range>(ref.buckets().begin(), ref.buckets().end()));
+    const std::optional<PaddedRun> run =
+        again.run_padded(
+            key, actual, [&](uint64_t upper) { return build(n, upper); }, inputs, inners);
+    if (run && !testing::cpu_agrees(run->outputs[0], ref_output, testing::kCpuTolerance / 2).ok) return true;
+  }
+  return false;
 }
 
 template <class Make>

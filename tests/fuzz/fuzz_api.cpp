@@ -70,7 +70,7 @@ void graph_case(fuzz::FuzzInput& in, fuzz::FuzzInput perturbed) {
   fuzz_check(same_bits(cpu.outputs, again), "two runs of one compiled graph differ" + graph);
   if (c.special) return;  // NaN / Inf inputs: deterministic, not held to a tolerance
   fuzz_check(cpu.outputs.size() == ref.outputs.size(), "output count differs" + graph);
-  std::optional<Outcome> ref_nudged;  // computed once, only when an output disagrees
+  std::vector<Outcome> ref_nudged;  // one per fuzz::kNudges, computed once, only when an output disagrees
   for (size_t i = 0; i < cpu.outputs.size(); ++i) {
     const testing::Agreement a = testing::cpu_agrees(cpu.outputs[i], ref.outputs[i]);
     if (a.ok) continue;
@@ -78,14 +78,18 @@ void graph_case(fuzz::FuzzInput& in, fuzz::FuzzInput perturbed) {
     // every op (and into every param), as rounding does, on the reference: if that moves its
     // output by more than half the tolerance, rounding alone moves it that far, and no float
     // implementation can be held to the tolerance (docs/numerics.md, "Ill-conditioned graphs").
-    if (!ref_nudged) {
-      fuzz::RandomCase p = fuzz::random_case(perturbed, true);
-      size_t phase = 0;
-      for (auto& [name, data] : p.params) data = fuzz::nudged(std::move(data), phase++);
-      ref_nudged = compile_and_run(p, Device::Reference, options, 1);
+    if (ref_nudged.empty()) {
+      for (fuzz::Nudge how : fuzz::kNudges) {
+        fuzz::FuzzInput bytes = perturbed;
+        fuzz::RandomCase p = fuzz::random_case(bytes, true, how);
+        size_t phase = 0;
+        for (auto& [name, data] : p.params) data = fuzz::nudged(std::move(data), phase++, how);
+        ref_nudged.push_back(compile_and_run(p, Device::Reference, options, 1));
+      }
     }
-    const bool ill_conditioned =
-        ref_nudged->error || !testing::cpu_agrees(ref_nudged->outputs[i], ref.outputs[i], testing::kCpuTolerance / 2).ok;
+    bool ill_conditioned = false;
+    for (const Outcome& n : ref_nudged)
+      ill_conditioned = ill_conditioned || n.error || !testing::cpu_agrees(n.outputs[i], ref.outputs[i], testing::kCpuTolerance / 2).ok;
     if (!ill_conditioned)
       fuzz_fail("output " + std::to_string(i) + " (fusion " + (options.fusion ? "on" : "off") +
                 "): cpu and reference differ beyond the tolerance at " + a.where + graph);

@@ -66,22 +66,33 @@ class FuzzInput {
 // reference output moves by more than half the tolerance under such errors (in its inputs and
 // params, and in fuzz_api after every op too) amplifies rounding beyond what the tolerance allows
 // (docs/numerics.md, "Ill-conditioned graphs"): when Cpu and Reference disagree on it, the fuzzers
-// skip the comparison rather than report a bug. Rounding errors are independent, so the signs are
-// too: pseudo-random per element, from `phase` (each tensor or op its own) and the index.
-// - With one pattern for all tensors, a layer norm's gamma[0] and beta[0] moved together, and
-//   gamma * x + beta = 1.9999975 - 2 kept its cancellation exactly (fuzz_api in CI, session 8).
-// - With a pattern alternating by index, the rows of a row-wise sum moved alike, and a layer norm
-//   across those sums, which removes what they share, hid a cancellation whose rounding moved the
-//   result by 1e-3 (fuzz_api in CI, session 9).
-inline std::vector<float> nudged(std::vector<float> v, size_t phase = 0) {
+// skip the comparison rather than report a bug. One pattern of signs can miss a cancellation that
+// another exposes, so the fuzzers try both of these and skip when either moves the output:
+// - Alternating: up and down by index, starting at `phase` (each tensor its own). With one pattern
+//   for all tensors, a layer norm's gamma[0] and beta[0] moved together, and gamma * x + beta =
+//   1.9999975 - 2 kept its cancellation exactly (fuzz_api in CI, session 8); the phases move them
+//   apart.
+// - Random: pseudo-random signs from (phase, index). With alternating signs the rows of a
+//   row-wise sum moved alike, and a layer norm across those sums, which removes what they share,
+//   hid a cancellation whose rounding moves the result by 1e-3 (fuzz_api in CI, session 9).
+enum class Nudge {
+  Alternating,
+  Random
+};
+inline constexpr Nudge kNudges[] = {Nudge::Alternating, Nudge::Random};
+
+inline std::vector<float> nudged(std::vector<float> v, size_t phase = 0, Nudge how = Nudge::Alternating) {
   constexpr float kNudge = 0x1p-20f;
   for (size_t i = 0; i < v.size(); ++i) {
-    uint64_t h = (static_cast<uint64_t>(phase) << 32) ^ static_cast<uint64_t>(i);  // SplitMix64 of (phase, i)
-    h += 0x9e3779b97f4a7c15ull;
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    v[i] *= 1.f + ((h & 1) ? kNudge : -kNudge);
+    bool up = (i + phase) % 2 == 0;
+    if (how == Nudge::Random) {
+      uint64_t h = (static_cast<uint64_t>(phase) << 32) ^ static_cast<uint64_t>(i);  // SplitMix64 of (phase, i)
+      h += 0x9e3779b97f4a7c15ull;
+      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+      h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+      up = ((h ^ (h >> 31)) & 1) != 0;
+    }
+    v[i] *= 1.f + (up ? kNudge : -kNudge);
   }
   return v;
 }

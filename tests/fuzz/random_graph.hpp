@@ -30,7 +30,7 @@ class GraphMaker {
   // (fuzz::nudged) before later steps use it: the same graph with a relative error injected after
   // every op, as rounding does. The bytes are read exactly as without it, so the two graphs have
   // the same steps.
-  GraphMaker(FuzzInput& in, bool perturb) : in_(in), perturb_(perturb) {}
+  GraphMaker(FuzzInput& in, bool perturb, Nudge how = Nudge::Alternating) : in_(in), perturb_(perturb), how_(how) {}
 
   RandomCase make() {
     c_.special = in_.below(8) == 0;
@@ -88,8 +88,10 @@ class GraphMaker {
   Value perturbed(Value v) {
     if (!perturb_) return v;
     const Shape s = g().shape(v);
-    // Each op's rounding is its own: a phase per nudge, after the params' (fuzz_api gives those 0..).
-    return g().mul(v, g().constant(nudged(std::vector<float>(static_cast<size_t>(shape_numel(s)), 1.f), 1000 + nudges_++), s));
+    // Random signs: each op's its own (a phase per nudge, past the params' 0..). Alternating: one
+    // pattern after every op.
+    const size_t phase = how_ == Nudge::Random ? 1000 + nudges_++ : 0;
+    return g().mul(v, g().constant(nudged(std::vector<float>(static_cast<size_t>(shape_numel(s)), 1.f), phase, how_), s));
   }
 
   Value one() { return g().constant({1.f}, {1}); }
@@ -204,12 +206,15 @@ class GraphMaker {
 
   FuzzInput& in_;
   bool perturb_ = false;
+  Nudge how_ = Nudge::Alternating;
   size_t nudges_ = 0;  // perturbed() calls so far
   RandomCase c_;
   std::vector<Value> pool_;
   int params_ = 0, ids_ = 0, masks_ = 0;
 };
 
-inline RandomCase random_case(FuzzInput& in, bool perturb = false) { return GraphMaker(in, perturb).make(); }
+inline RandomCase random_case(FuzzInput& in, bool perturb = false, Nudge how = Nudge::Alternating) {
+  return GraphMaker(in, perturb, how).make();
+}
 
 }  // namespace rungs::fuzz
