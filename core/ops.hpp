@@ -121,6 +121,9 @@ struct Epilogue {
   bool bias = false;  // in[2] is a bias broadcast over the last axis ([N])
   Activation act = Activation::None;
   bool residual = false;  // the last input is added after the activation (same shape as out)
+  // Not an epilogue but how B is read: in[1] is a rank-2 Param holding B transposed ([N, K]),
+  // read in that layout when the weight is packed, so no transpose kernel runs per call.
+  bool b_transposed = false;
 };
 
 }  // namespace rungs::ops

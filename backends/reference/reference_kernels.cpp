@@ -58,7 +58,7 @@ void for_each_broadcast(const Dims& out, std::span<const TensorArg> ins, Fn&& fn
 }
 
 // [..., M, K] @ [..., K, N] with broadcast batch dims; for FusedMatMul the epilogue (bias over N,
-// activation, residual of the output's shape) too.
+// activation, residual of the output's shape) too, and B read as [N, K] when b_transposed.
 void matmul(const KernelParams& p, std::span<const TensorArg> in, float* out, const Dims& od) {
   const TensorArg &a = in[0], &b = in[1];
   const int r = od.rank;
@@ -67,6 +67,7 @@ void matmul(const KernelParams& p, std::span<const TensorArg> in, float* out, co
   const float* bias = fused && p.epilogue.bias ? in[2].data : nullptr;
   const float* res = fused && p.epilogue.residual ? in[in.size() - 1].data : nullptr;
   const Activation act = fused ? p.epilogue.act : Activation::None;
+  const bool b_transposed = fused && p.epilogue.b_transposed;
   auto batch_of = [](const Dims& d) {
     Dims x;
     x.rank = d.rank - 2;
@@ -76,7 +77,7 @@ void matmul(const KernelParams& p, std::span<const TensorArg> in, float* out, co
   const TensorArg both[2] = {{nullptr, batch_of(a.dims)}, {nullptr, batch_of(b.dims)}};
   for_each_broadcast(batch_of(od), both, [&](int64_t e, const std::vector<int64_t>& off) {
     cpu::gemm::reference_gemm(a.data + off[0] * M * K, b.data + off[1] * K * N, out + e * M * N, M, K, N, bias, act,
-                              res ? res + e * M * N : nullptr);
+                              res ? res + e * M * N : nullptr, b_transposed);
   });
 }
 

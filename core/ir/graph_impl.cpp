@@ -83,7 +83,7 @@ std::string node_to_text(const GraphImpl& g, uint32_t id) {
     case Op::FusedMatMul:
       sep();
       os << "epilogue=" << (n.epi.bias ? "bias" : "") << (n.epi.bias ? "+" : "") << to_string(n.epi.act)
-         << (n.epi.residual ? "+residual" : "");
+         << (n.epi.residual ? "+residual" : "") << (n.epi.b_transposed ? ", b transposed" : "");
       break;
     case Op::FusedElementwise: {
       sep();

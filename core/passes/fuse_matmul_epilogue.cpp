@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/passes/fuse_matmul_epilogue.hpp"
 
+#include <optional>
+#include <vector>
+
 #include "core/passes/rewrite.hpp"
 
 namespace rungs::passes {
@@ -40,6 +43,15 @@ std::optional<std::pair<uint32_t, uint32_t>> add_after(const Rewriter& rw, uint3
   return std::make_pair(*c, other);
 }
 
+// When b is transpose(w, {1, 0}) of a rank-2 param w: w, which the kernel can pack read
+// transposed (the transpose then runs never instead of every call).
+std::optional<uint32_t> transposed_param(const Rewriter& rw, uint32_t b) {
+  const Node& t = rw.node(b);
+  if (t.op != Op::Transpose || t.shape.size() != 2 || t.ints != std::vector<int64_t>{1, 0}) return std::nullopt;
+  if (rw.node(t.in[0]).op != Op::Param) return std::nullopt;
+  return t.in[0];
+}
+
 }  // namespace
 
 bool fuse_matmul_epilogue(ir::GraphImpl& g) {
@@ -68,11 +80,16 @@ bool fuse_matmul_epilogue(ir::GraphImpl& g) {
       epi.residual = true;
       root = add->first;
     }
-    if (root == mm) continue;
+    uint32_t b = g.nodes[mm].in[1];
+    if (auto w = transposed_param(rw, b)) {
+      b = *w;
+      epi.b_transposed = true;
+    }
+    if (root == mm && !epi.b_transposed) continue;
 
     Node fused;
     fused.op = Op::FusedMatMul;
-    fused.in = {g.nodes[mm].in[0], g.nodes[mm].in[1]};
+    fused.in = {g.nodes[mm].in[0], b};
     if (bias) fused.in.push_back(*bias);
     if (residual) fused.in.push_back(*residual);
     fused.shape = out;

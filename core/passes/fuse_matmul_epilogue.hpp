@@ -11,6 +11,11 @@
 //   add(y, bias) or add(bias, y)  bias of shape [N] or [1, ..., 1, N], not widening y's shape
 //   relu | gelu | gelu_tanh | silu | tanh | sigmoid
 //   add(y, r) or add(r, y)        r of exactly y's shape (a full-shape "bias" is a residual)
+//
+// A MatMul whose B is transpose(w, {1, 0}) of a rank-2 param w (ONNX Gemm with transB = 1, as
+// PyTorch exports a Linear on 2-D input) becomes a FusedMatMul reading w itself with
+// Epilogue::b_transposed, epilogue or not: the weight is packed once, read transposed, instead of
+// transposed by a kernel on every call.
 #pragma once
 
 #include "core/ir/graph_impl.hpp"

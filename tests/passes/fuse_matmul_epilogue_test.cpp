@@ -206,6 +206,66 @@ TEST_P(PassEpilogue, ExportedLinearOnA3dActivation) {
   }
 }
 
+// ONNX Gemm with transB = 1 (PyTorch's Linear on 2-D input, as a pooler or classifier head):
+// matmul(x, transpose(w)) with w a [N, K] param. The fused matmul reads w itself, packed
+// transposed once, so no transpose kernel runs per call; with or without an epilogue.
+TEST_P(PassEpilogue, TransposedParamIsPackedNotTransposedPerCall) {
+  for (bool epilogue : {false, true}) {
+    SCOPED_TRACE(epilogue ? "bias + tanh" : "no epilogue");
+    Graph g;
+    auto x = g.input("x", {5, 7});
+    auto y = g.matmul(x, g.transpose(g.param("w", {3, 7}), {1, 0}));
+    if (epilogue) y = g.tanh(g.add(y, g.param("b", {3})));
+    g.output("y", y);
+    FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 21, true);
+    EXPECT_EQ(count_kernels(runs.plain, "transpose"), 1u) << kernel_ops(runs.plain);
+    EXPECT_EQ(count_kernels(runs.fused, "transpose"), 0u) << kernel_ops(runs.fused);
+    ASSERT_EQ(runs.fused.kernels.size(), 1u) << kernel_ops(runs.fused);
+    EXPECT_EQ(runs.fused.kernels[0].op, "fused_matmul");
+    EXPECT_NE(epilogue_ir(runs).find(epilogue ? "epilogue=bias+tanh, b transposed)" : "epilogue=none, b transposed)"),
+              std::string::npos)
+        << epilogue_ir(runs);
+    if (GetParam() == Device::Cpu) {
+      const std::string& kernel = runs.fused.kernels[0].kernel;
+      EXPECT_NE(kernel.find("+bT"), std::string::npos) << kernel;
+      EXPECT_EQ(kernel.rfind("gemm[", 0), 0u) << kernel;  // packed, not a per-call batched pack
+    }
+    expect_same_outputs(runs);
+  }
+}
+
+// One square param read both ways: the packed copies of w and of w transposed must stay two
+// (the process-wide registry shares packings by data, so the layout has to tell them apart).
+TEST_P(PassEpilogue, ParamReadPlainAndTransposedKeepsTwoPackings) {
+  Graph g;
+  auto x = g.input("x", {4, 6});
+  auto w = g.param("w", {6, 6});
+  g.output("plain", g.matmul(x, w));
+  g.output("transposed", g.matmul(x, g.transpose(w, {1, 0})));
+  FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 23, true);
+  EXPECT_EQ(count_kernels(runs.fused, "transpose"), 0u) << kernel_ops(runs.fused);
+  EXPECT_EQ(count_kernels(runs.fused, "fused_matmul"), 1u) << kernel_ops(runs.fused);
+  EXPECT_EQ(count_kernels(runs.fused, "matmul"), 1u) << kernel_ops(runs.fused);
+  expect_same_outputs(runs);
+  // And the two products differ (w is not symmetric), so a shared packing could not pass.
+  EXPECT_GT(max_rel_error(runs.fused_out[0], runs.fused_out[1]), 1e-2);
+}
+
+// Only a param is read transposed: the transpose of an activation, or of a rank-3 param, stays.
+TEST_P(PassEpilogue, TransposeOfAnActivationStays) {
+  Graph g;
+  auto x = g.input("x", {4, 6});
+  auto v = g.input("v", {5, 6});
+  auto w3 = g.param("w3", {2, 5, 6});
+  g.output("activation", g.matmul(x, g.transpose(v, {1, 0})));
+  g.output("rank3", g.matmul(g.input("x3", {2, 4, 6}), g.transpose(w3, {0, 2, 1})));
+  FusionRuns runs = run_fused_and_plain(g, GetParam(), {}, 25, true);
+  EXPECT_EQ(count_kernels(runs.fused, "transpose"), 2u) << kernel_ops(runs.fused);
+  EXPECT_EQ(count_kernels(runs.fused, "fused_matmul"), 0u) << kernel_ops(runs.fused);
+  EXPECT_FALSE(pass_report(runs.fused, "fuse_matmul_epilogue").changed);
+  expect_same_outputs(runs);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, PassEpilogue, ::testing::Values(Device::Reference, Device::Cpu),
                          [](const auto& info) { return to_string(info.param); });
 

@@ -203,14 +203,17 @@ std::unique_ptr<Kernel> GemmKernel::create(const KernelParams& params, Isa isa) 
   const InputParams& b = ins[1];
   const Dims& out = params.out;
   if (a.dims.rank < 2 || b.dims.rank < 2 || out.rank < 2) return nullptr;
-  const int64_t k = a.dims.last(), n = b.dims.last();
-  if (b.dims[b.dims.rank - 2] != k || out.last() != n) return nullptr;
+  // B transposed ([N, K]) is a param the kernel packs read transposed; it runs as B = [K, N].
+  const bool b_transposed = params.op == ops::Op::FusedMatMul && params.epilogue.b_transposed;
+  if (b_transposed && (b.source != Source::Param || b.dims.rank != 2)) return nullptr;
+  const int64_t k = a.dims.last(), n = b_transposed ? b.dims[0] : b.dims.last();
+  if (b.dims[b_transposed ? 1 : b.dims.rank - 2] != k || out.last() != n) return nullptr;
 
   auto kernel = std::make_unique<GemmKernel>();
   kernel->g_ = g;
   kernel->k_ = k;
   kernel->n_ = n;
-  kernel->b_dims_ = b.dims;
+  kernel->b_dims_ = b_transposed ? Dims::of({k, n}) : b.dims;
   kernel->b_batches_ = product(kernel->b_dims_.d.data(), kernel->b_dims_.rank - 2);
   kernel->flat_ = b.dims.rank == 2;
   kernel->b_param_ = b.source == Source::Param;
@@ -228,7 +231,7 @@ std::unique_ptr<Kernel> GemmKernel::create(const KernelParams& params, Isa isa) 
     }
   }
   kernel->format_ = kernel->b_param_ ? format_of(params.policy) : Format::F32;
-  kernel->layout_ = PackLayout{k, n, g->nr, kernel->format_};
+  kernel->layout_ = PackLayout{k, n, g->nr, kernel->format_, b_transposed};
   kernel->blocking_ = choose_blocking(k, *g, kernel->format_);
   if (b.source == Source::Constant && b.data) {
     kernel->packed_ = pack_shared(*b.data, kernel->layout_, kernel->b_batches_);
@@ -242,6 +245,7 @@ std::unique_ptr<Kernel> GemmKernel::create(const KernelParams& params, Isa isa) 
   if (kernel->res_in_ >= 0) name += "+residual";
   if (kernel->format_ == Format::BF16) name += "+bf16";
   if (kernel->format_ == Format::F16) name += "+f16";
+  if (b_transposed) name += "+bT";
   kernel->name_ = std::move(name);
   return kernel;
 }

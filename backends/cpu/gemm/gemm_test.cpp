@@ -87,6 +87,7 @@ struct Case {
   bool residual = false;
   PrecisionPolicy policy = PrecisionPolicy::f32();
   uint32_t seed = 1;
+  bool b_transposed = false;  // b (a [k, n] param) is stored transposed, [n, k]
 };
 
 struct Built {
@@ -108,13 +109,15 @@ Built build(const Case& c) {
   else out.push_back(c.a[c.a.size() - 2]);
   out.push_back(n);
   KernelParams& p = g.params;
-  p.op = c.bias || c.residual || c.act != Activation::None ? ops::Op::FusedMatMul : ops::Op::MatMul;
+  const bool fused = c.bias || c.residual || c.act != Activation::None || c.b_transposed;
+  p.op = fused ? ops::Op::FusedMatMul : ops::Op::MatMul;
   p.out = Dims::of(out);
   p.inputs.push_back({Dims::of(c.a), Source::Activation, nullptr});
-  p.inputs.push_back({Dims::of(c.b), c.b_param ? Source::Param : Source::Activation, nullptr});
+  const Shape b_stored = c.b_transposed ? Shape{n, c.b[0]} : c.b;
+  p.inputs.push_back({Dims::of(b_stored), c.b_param ? Source::Param : Source::Activation, nullptr});
   if (c.bias) p.inputs.push_back({Dims::of({n}), Source::Param, nullptr});
   if (c.residual) p.inputs.push_back({Dims::of(out), Source::Activation, nullptr});
-  p.epilogue = ops::Epilogue{c.bias, c.act, c.residual};
+  p.epilogue = ops::Epilogue{c.bias, c.act, c.residual, c.b_transposed};
   g.out = out;
   return g;
 }
@@ -149,7 +152,7 @@ Result run_case(const Case& c, Isa isa, int threads = 1, Shape a_run = {}) {
   }
   const int64_t k = c.a.back(), n = c.b.back();
   Buffer a(random_values(numel(a_run), c.seed), a_run);
-  Buffer b(random_values(numel(c.b), c.seed + 1), c.b);
+  Buffer b(random_values(numel(c.b), c.seed + 1), c.b_transposed ? Shape{n, k} : c.b);
   Buffer bias(random_values(n, c.seed + 2), {n});
   Buffer res(random_values(numel(out), c.seed + 3), out);
   if (c.b_param) kernel->set_weight(1, {b.data(), b.size()});
@@ -167,8 +170,12 @@ Result run_case(const Case& c, Isa isa, int threads = 1, Shape a_run = {}) {
   r.got.assign(o.storage.begin(), o.storage.begin() + o.size());
   for (size_t i = o.size(); i < o.storage.size(); ++i) r.slack_intact &= o.storage[i] == kSentinel;
 
-  // Reference, batch by batch.
-  std::vector<float> b_stored(b.storage.begin(), b.storage.begin() + b.size());
+  // Reference, batch by batch, with B as [..., k, n].
+  std::vector<float> b_logical(b.storage.begin(), b.storage.begin() + b.size());
+  if (c.b_transposed)
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j) b_logical[i * n + j] = b.data()[j * k + i];
+  std::vector<float> b_stored = b_logical;
   if (c.b_param)
     for (float& x : b_stored) x = round_to(x, c.policy);
   const Dims od = Dims::of(out);
@@ -198,8 +205,8 @@ Result run_case(const Case& c, Isa isa, int threads = 1, Shape a_run = {}) {
     const float* res_p = c.residual ? res.data() + t * m * n : nullptr;
     const float* bias_p = c.bias ? bias.data() : nullptr;
     reference_gemm(ap, b_stored.data() + bi * k * n, r.expected.data() + t * m * n, m, k, n, bias_p, c.act, res_p);
-    reference_gemm(ap, b.data() + bi * k * n, r.exact.data() + t * m * n, m, k, n, bias_p, c.act, res_p);
-    std::vector<float> abs_a(ap, ap + m * k), abs_b(b.data() + bi * k * n, b.data() + (bi + 1) * k * n);
+    reference_gemm(ap, b_logical.data() + bi * k * n, r.exact.data() + t * m * n, m, k, n, bias_p, c.act, res_p);
+    std::vector<float> abs_a(ap, ap + m * k), abs_b(b_logical.data() + bi * k * n, b_logical.data() + (bi + 1) * k * n);
     for (float& x : abs_a) x = std::fabs(x);
     for (float& x : abs_b) x = std::fabs(x);
     std::vector<float> abs_bias(n);
@@ -384,6 +391,24 @@ TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
           if (tiles >= 4 * threads * threads) EXPECT_TRUE(tasks % threads == 0 || tasks >= 4 * threads) << tasks;
           EXPECT_GE(tasks, std::min(threads, tiles)) << "fewer tasks than threads though tiles were left";
         }
+}
+
+// A [n, k] param read transposed (ONNX Gemm transB): packed from its transpose, in every weight
+// format (bf16 and f16 pack two k values a word, so odd K checks the pair straddling the end).
+TEST_P(GemmIsa, TransposedWeightsInEveryFormat) {
+  const IsaGemm& g = *isa_gemm(GetParam());
+  const PrecisionPolicy policies[] = {PrecisionPolicy::f32(), PrecisionPolicy::bf16_weights(),
+                                      PrecisionPolicy::f16_weights()};
+  for (const PrecisionPolicy& policy : policies)
+    for (int64_t n : {int64_t{1}, int64_t{g.nr} - 1, int64_t{g.nr} + 3})
+      for (int64_t k : {int64_t{1}, int64_t{7}, int64_t{64}, int64_t{301}}) {
+        SCOPED_TRACE(policy.name());
+        Case c{.a = {int64_t{g.mr} + 2, k}, .b = {k, n}, .bias = true, .act = Activation::Tanh, .policy = policy, .seed = static_cast<uint32_t>(n * 5 + k), .b_transposed = true};
+        const Result r = run_case(c, GetParam());
+        // Against the reference fed the same rounded weights, read untransposed: as tight as f32.
+        EXPECT_TRUE(close(r.got, r.expected, r.scale, kF32Rel, kF32Abs)) << "n " << n << " k " << k;
+        EXPECT_TRUE(r.slack_intact);
+      }
 }
 
 TEST_P(GemmIsa, HalfWeightsDecodeExactlyAndStayWithinTheirPrecision) {

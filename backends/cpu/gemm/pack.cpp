@@ -18,13 +18,18 @@ uint32_t encode16(float x, Format f) {
   return f == Format::BF16 ? numeric::f32_to_bf16(x) : numeric::f32_to_f16(x);
 }
 
+// B[kk, j] of the source matrix (row stride ldb), stored as B or as B transposed.
+float source_at(const float* src, int64_t ldb, const PackLayout& l, int64_t kk, int64_t j) {
+  return l.transposed ? src[j * ldb + kk] : src[kk * ldb + j];
+}
+
 // The word at (word row r, column j) of a panel, from the source matrix (zero past k and n).
 uint32_t packed_word(const float* src, int64_t ldb, const PackLayout& l, int64_t r, int64_t j) {
   if (j >= l.n) return 0;
-  if (l.format == Format::F32) return numeric::float_bits(src[r * ldb + j]);
+  if (l.format == Format::F32) return numeric::float_bits(source_at(src, ldb, l, r, j));
   const int64_t k0 = 2 * r;
-  const uint32_t lo = encode16(src[k0 * ldb + j], l.format);
-  const uint32_t hi = k0 + 1 < l.k ? encode16(src[(k0 + 1) * ldb + j], l.format) : 0u;
+  const uint32_t lo = encode16(source_at(src, ldb, l, k0, j), l.format);
+  const uint32_t hi = k0 + 1 < l.k ? encode16(source_at(src, ldb, l, k0 + 1, j), l.format) : 0u;
   return lo | hi << 16;
 }
 
@@ -48,9 +53,10 @@ struct Key {
   uint64_t hash;
   int64_t k, n, nr, batches;
   Format format;
+  bool transposed;
   friend bool operator<(const Key& a, const Key& b) {
-    return std::tie(a.hash, a.k, a.n, a.nr, a.batches, a.format) <
-           std::tie(b.hash, b.k, b.n, b.nr, b.batches, b.format);
+    return std::tie(a.hash, a.k, a.n, a.nr, a.batches, a.format, a.transposed) <
+           std::tie(b.hash, b.k, b.n, b.nr, b.batches, b.format, b.transposed);
   }
 };
 
@@ -86,13 +92,14 @@ PackedB::PackedB(const PackLayout& layout, int64_t batches)
 bool PackedB::holds(std::span<const float> data) const {
   const PackLayout& l = layout_;
   if (static_cast<int64_t>(data.size()) != batches_ * l.k * l.n) return false;
+  const int64_t ld = l.transposed ? l.k : l.n;
   for (int64_t b = 0; b < batches_; ++b) {
     const float* src = data.data() + b * l.k * l.n;
     const uint32_t* packed = batch(b);
     for (int64_t p = 0; p < l.panels(); ++p) {
       for (int64_t r = 0; r < l.word_rows(); ++r) {
         for (int64_t j = 0; j < l.nr; ++j) {
-          if (packed[(p * l.word_rows() + r) * l.nr + j] != packed_word(src, l.n, l, r, p * l.nr + j))
+          if (packed[(p * l.word_rows() + r) * l.nr + j] != packed_word(src, ld, l, r, p * l.nr + j))
             return false;
         }
       }
@@ -105,7 +112,7 @@ std::shared_ptr<const PackedB> pack_shared(std::span<const float> data, const Pa
                                            int64_t batches) {
   internal_check(static_cast<int64_t>(data.size()) == batches * layout.k * layout.n,
                  "pack_shared: data size does not match the layout");
-  const Key key{hash_floats(data), layout.k, layout.n, layout.nr, batches, layout.format};
+  const Key key{hash_floats(data), layout.k, layout.n, layout.nr, batches, layout.format, layout.transposed};
   Registry& reg = registry();
   {
     std::lock_guard<std::mutex> lock(reg.mu);
@@ -117,7 +124,7 @@ std::shared_ptr<const PackedB> pack_shared(std::span<const float> data, const Pa
   // Pack outside the lock; two racing packers of the same data may both pack, one copy is kept.
   auto packed = std::make_shared<PackedB>(layout, batches);
   for (int64_t b = 0; b < batches; ++b)
-    pack_b(data.data() + b * layout.k * layout.n, layout.n, layout, packed->batch(b));
+    pack_b(data.data() + b * layout.k * layout.n, layout.transposed ? layout.k : layout.n, layout, packed->batch(b));
 
   std::lock_guard<std::mutex> lock(reg.mu);
   for (auto it = reg.entries.begin(); it != reg.entries.end();) {

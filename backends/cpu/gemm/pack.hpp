@@ -22,6 +22,7 @@ struct PackLayout {
   int64_t n = 0;
   int64_t nr = 0;  // panel width
   Format format = Format::F32;
+  bool transposed = false;  // the source holds B transposed: [n, k] row-major
 
   int64_t panels() const { return (n + nr - 1) / nr; }
   int64_t word_rows() const { return (k + format_k_step(format) - 1) / format_k_step(format); }
@@ -30,7 +31,8 @@ struct PackLayout {
   friend bool operator==(const PackLayout&, const PackLayout&) = default;
 };
 
-// Pack one row-major [k, n] matrix (row stride ldb) into layout.words() 32-bit words at dst.
+// Pack one row-major [k, n] matrix (row stride ldb; [n, k] when layout.transposed) into
+// layout.words() 32-bit words at dst.
 void pack_b(const float* src, int64_t ldb, const PackLayout& layout, uint32_t* dst);
 
 // `batches` matrices packed one after the other (layout.words() apart).
@@ -42,7 +44,8 @@ class PackedB {
   const uint32_t* batch(int64_t i) const { return words_.get() + i * layout_.words(); }
   uint32_t* batch(int64_t i) { return words_.get() + i * layout_.words(); }
   size_t bytes() const { return static_cast<size_t>(batches_ * layout_.words()) * 4; }
-  // Whether packing `data` ([batches, k, n] row-major) gives exactly this copy (bitwise).
+  // Whether packing `data` ([batches, k, n] row-major, or [batches, n, k] when the layout is
+  // transposed) gives exactly this copy (bitwise).
   bool holds(std::span<const float> data) const;
 
  private:
@@ -54,7 +57,7 @@ class PackedB {
   std::unique_ptr<uint32_t[], Free> words_;
 };
 
-// The packed copy of `data` ([batches, k, n]), shared with every other holder of the same data
+// The packed copy of `data` ([batches, k, n], or [batches, n, k] when transposed), shared with every other holder of the same data
 // packed the same way. Thread-safe.
 std::shared_ptr<const PackedB> pack_shared(std::span<const float> data, const PackLayout& layout,
                                            int64_t batches);
