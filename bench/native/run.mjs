@@ -8,7 +8,8 @@
 //   node bench/native/run.mjs [options]      (the add-on must be built already: RUNGS_NODE_ADDON)
 //
 // 1. extents: the bundled encoder and mlp compiled at 16, 64 and 256 rows (ORT: a session at the
-//    same static shape), at each thread count: median per-call time of interleaved repetitions.
+//    same static shape), at each thread count: median per-call time of interleaved repetitions
+//    (more than one thread: with a pause before each batch, see settleMs).
 // 2. trace: the bundled 2,000-request trace through the encoder: rungs' BucketedCompileCache
 //    (power-of-two 8..256, with and without active extent; fresh cache, compiles included) against
 //    ORT at each request's exact length (one session with a symbolic dim, creation included).
@@ -120,6 +121,13 @@ function goal(what, value, target, fmt = ratio) {
 }
 
 // ------------------------------------------------------------------ 1. fixed extents
+// With more than one thread a pause before each timed batch or trace pass (see sideBySide): ORT's
+// workers spin for tens of ms after its runs, and the next contender's batch would otherwise start
+// on the cores they still hold (rungs at 2 threads ran the encoder at 256 in 2.8 ms right after an
+// ORT batch, 1.4 ms after a 100 ms pause).
+const settleMs = (threads) => (threads > 1 ? 100 : 0);
+const settle = (threads) => new Promise((r) => setTimeout(r, settleMs(threads)));
+
 async function extents() {
   const rows = [];
   for (const name of selected) {
@@ -142,7 +150,7 @@ async function extents() {
         const timed = await sideBySide([
           { name: 'rungs', fn: () => rungs.run(compiled, names, arrays) },
           { name: 'ort', fn: () => session.run(inputs) },
-        ], { reps: opt.reps });
+        ], { reps: opt.reps, settleMs: settleMs(threads) });
         session.dispose();
         const r = timed.get('rungs').wall, o = timed.get('ort').wall;
         rows.push({ model: name, extent, threads, rungsMs: r, ortMs: o, speedup: o / r, maxRelDiff: diff });
@@ -165,7 +173,7 @@ async function onnxExtents(m) {
       const timed = await sideBySide([
         { name: 'rungs', fn: () => rungs.run(compiled, names, f32) },
         { name: 'ort', fn: () => session.run(feeds) },
-      ], { reps: opt.reps });
+      ], { reps: opt.reps, settleMs: settleMs(threads) });
       await session.release();
       const r = timed.get('rungs').wall, o = timed.get('ort').wall;
       rows.push({ model: m.name, kind: 'onnx', extent, threads, rungsMs: r, ortMs: o, speedup: o / r, maxRelDiff: diff });
@@ -174,7 +182,7 @@ async function onnxExtents(m) {
 }
 
 function printExtents(rows) {
-  out(`\n1. Fixed extents: median per-call wall ms of ${opt.reps} interleaved repetitions; speed-up = ORT time / rungs time`);
+  out(`\n1. Fixed extents: median per-call wall ms of ${opt.reps} interleaved repetitions (more than 1 thread: a 100 ms pause before each batch); speed-up = ORT time / rungs time`);
   out(table(['model', 'extent', 'threads', 'rungs ms', 'ORT ms', 'speed-up', 'max rel diff'],
     rows.map((r) => [r.model, r.extent, r.threads, fixed(r.rungsMs, 3), fixed(r.ortMs, 3), ratio(r.speedup), sci(r.maxRelDiff)])));
   let ok = true;
@@ -241,7 +249,11 @@ async function onnxTrace(m, lengths) {
       diffs[n] = worst;
     }
     const samples = Object.fromEntries(names.map((n) => [n, []]));
-    for (let rep = 0; rep < opt.traceReps; ++rep) for (const n of names) samples[n].push((await passes[n](false)).ms);
+    for (let rep = 0; rep < opt.traceReps; ++rep)
+      for (const n of names) {
+        await settle(threads);
+        samples[n].push((await passes[n](false)).ms);
+      }
     const ortMs = median(samples[ORT]);
     for (const n of names) {
       const st = first[n].stats;
@@ -306,7 +318,11 @@ async function trace() {
     }
     // Timed passes, interleaved contender by contender.
     const samples = Object.fromEntries(names.map((n) => [n, []]));
-    for (let rep = 0; rep < opt.traceReps; ++rep) for (const n of names) samples[n].push((await passes[n](false)).ms);
+    for (let rep = 0; rep < opt.traceReps; ++rep)
+      for (const n of names) {
+        await settle(threads);
+        samples[n].push((await passes[n](false)).ms);
+      }
     const ortMs = median(samples['onnxruntime-node exact shapes']);
     for (const n of names) {
       const st = first[n].stats;
@@ -321,7 +337,7 @@ async function trace() {
 
 function printTrace(t) {
   out(`\n2. Encoders over the trace: ${t.requests} requests, ${t.tokens} tokens; median of ${opt.traceReps} whole passes, each from a` +
-    ' fresh cache / session (compiles and session creation included), contenders interleaved');
+    ' fresh cache / session (compiles and session creation included), contenders interleaved (more than 1 thread: a 100 ms pause before each pass)');
   out(table(['model', 'threads', 'scheme', 'ms', 'min..max', 'compiles', 'waste', 'compute waste', 'speed-up vs ORT', 'max rel diff'],
     t.rows.map((r) => [r.model, r.threads, r.scheme, fixed(r.ms), `${fixed(r.spread[0])}..${fixed(r.spread[1])}`, r.compiles ?? '-',
       fixed(r.waste, 2), fixed(r.computeWaste, 2), ratio(r.speedup), sci(r.maxRelDiff)])));

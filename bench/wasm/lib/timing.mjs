@@ -30,11 +30,16 @@ async function call(fn) {
   if (r && typeof r.then === 'function') await r;
 }
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
 /**
  * cases: [{name, fn}]. Returns Map name -> {wall, cpu: median per-call ms, samples, calls}.
- * Each repetition times a batch of at least `minBatchMs` of calls of each case.
+ * Each repetition times a batch of at least `minBatchMs` of calls of each case. `settleMs` > 0
+ * pauses before every batch: multi-threaded engines keep their workers spinning for a while after
+ * a call (onnxruntime does by default), and without a pause those spinning workers hold the cores
+ * the next case's batch needs, whichever engine comes next.
  */
-export async function sideBySide(cases, { warmup = 3, reps = 11, minBatchMs = 40 } = {}) {
+export async function sideBySide(cases, { warmup = 3, reps = 11, minBatchMs = 40, settleMs = 0 } = {}) {
   const calls = new Map();
   for (const c of cases) {
     const t0 = performance.now();
@@ -46,6 +51,7 @@ export async function sideBySide(cases, { warmup = 3, reps = 11, minBatchMs = 40
   for (let r = 0; r < reps; ++r)
     for (const c of cases) {
       const n = calls.get(c.name);
+      if (settleMs > 0) await sleep(settleMs);
       const stop = stopwatch();
       for (let i = 0; i < n; ++i) await call(c.fn);
       const t = stop();
