@@ -16,6 +16,9 @@
 // three outputs are compared before timing. `--all-isas` runs the whole table once per ISA the
 // machine has, each in a process of its own. `--guard F` exits 1 when rungs' ratio to the faster
 // peer falls below F times its goal on any row (CI's speed guard, docs/performance.md).
+// The full table ends with two threads at M >= 256: rungs (its thread pool) and OpenBLAS (its
+// threads) against themselves on one thread, next to the FMA loop run on two threads at once,
+// which bounds what this machine's cores give two threads (`--no-threads` leaves it out).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <sys/wait.h>
@@ -33,10 +36,12 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cpu/families.hpp"
 #include "backends/cpu/isa.hpp"
+#include "backends/thread_pool.hpp"
 #include "bench/gemm/native_peers.hpp"
 #include "core/check.hpp"
 
@@ -61,7 +66,11 @@ constexpr int kGuardShapes[][3] = {{32, 768, 768}, {256, 256, 256}, {256, 768, 3
 // Goals (issue 16): at least the faster peer at every shape, and 80% of the FMA peak at M >= 256.
 constexpr double kGoalRatio = 1.0;
 constexpr double kGoalPeak = 0.8;
+// Two threads: at least 1.7x one thread at M >= 256 (issue 16).
+constexpr int kThreadsMinM = 256;
+constexpr double kGoalScaling = 1.7;
 rungs::bench::NativePeers peers;
+std::unique_ptr<backend::ThreadPool> pool;  // one worker besides the caller: two threads
 
 backend::cpu::Isa parse_isa(const std::string& name) {
   for (backend::cpu::Isa isa : backend::cpu::available_isas())
@@ -75,6 +84,7 @@ backend::cpu::Isa parse_isa(const std::string& name) {
   std::exit(2);
 }
 constexpr const char* kPeers[] = {"rungs", "openblas", "eigen"};
+constexpr const char* kPeers2t[] = {"rungs2t", "openblas2t"};
 constexpr size_t kSlack = backend::kReadPastBytes / sizeof(float);
 
 struct Shape3 {
@@ -82,7 +92,15 @@ struct Shape3 {
   std::vector<float> a, b, c;
   std::unique_ptr<Kernel> kernel;
   double max_rel_diff[3] = {0, 0, 0};  // vs rungs' output, per peer
+  double max_rel_diff_2t = 0;          // rungs and OpenBLAS on two threads vs rungs on one
 };
+
+double max_rel_diff(const std::vector<float>& got, const std::vector<float>& want) {
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / std::max(1.0, std::fabs(double(want[i]))));
+  return worst;
+}
 
 std::vector<float> random_values(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -92,13 +110,14 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
   return v;
 }
 
+void run_rungs(Shape3& s, const RunContext& ctx) {
+  const TensorArg in[2] = {{s.a.data(), Dims::of({s.m, s.k})}, {nullptr, Dims::of({s.k, s.n})}};
+  s.kernel->run(ctx, in, s.c.data(), Dims::of({s.m, s.n}));
+}
+
 void run_peer(Shape3& s, int peer) {
   switch (peer) {
-    case 0: {
-      const TensorArg in[2] = {{s.a.data(), Dims::of({s.m, s.k})}, {nullptr, Dims::of({s.k, s.n})}};
-      s.kernel->run(RunContext{}, in, s.c.data(), Dims::of({s.m, s.n}));
-      break;
-    }
+    case 0: run_rungs(s, RunContext{}); break;
     case 1:
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.f, s.a.data(), s.k, s.b.data(), s.n,
                   0.f, s.c.data(), s.n);
@@ -131,13 +150,25 @@ std::unique_ptr<Shape3> make_shape(int m, int k, int n) {
     run_peer(*s, p);
     out[p].assign(s->c.begin(), s->c.begin() + size_t(m) * n);
   }
-  for (int p = 1; p < 3; ++p) {
-    double worst = 0;
-    for (size_t i = 0; i < out[0].size(); ++i)
-      worst = std::max(worst, std::fabs(double(out[p][i]) - out[0][i]) / std::max(1.0, std::fabs(double(out[p][i]))));
-    s->max_rel_diff[p] = worst;
-  }
+  for (int p = 1; p < 3; ++p) s->max_rel_diff[p] = max_rel_diff(out[0], out[p]);
   return s;
+}
+
+// Runs rungs and OpenBLAS on two threads once and keeps how far they are from rungs on one.
+void check_two_threads(Shape3& s) {
+  const size_t size = size_t(s.m) * s.n;
+  std::fill(s.c.begin(), s.c.end(), 0.f);
+  run_peer(s, 0);
+  const std::vector<float> one(s.c.begin(), s.c.begin() + size);
+  std::fill(s.c.begin(), s.c.end(), 0.f);
+  run_rungs(s, RunContext{pool.get(), 2, nullptr});
+  s.max_rel_diff_2t = max_rel_diff(std::vector<float>(s.c.begin(), s.c.begin() + size), one);
+  openblas_set_num_threads(2);
+  std::fill(s.c.begin(), s.c.end(), 0.f);
+  run_peer(s, 1);
+  openblas_set_num_threads(1);
+  s.max_rel_diff_2t =
+      std::max(s.max_rel_diff_2t, max_rel_diff(std::vector<float>(s.c.begin(), s.c.begin() + size), one));
 }
 
 // Console output as usual, and every run's rate kept for the table.
@@ -162,6 +193,22 @@ void register_peak(const char* name) {
     const int64_t iters = 1 << 20;
     for (auto _ : state) benchmark::DoNotOptimize(peers.fma_loop(iters));
     state.counters["flops"] = benchmark::Counter(double(iters) * peers.fma_flops_per_iter(),
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+  });
+}
+
+// The FMA loop on two threads at once (the caller and one more): the rate two threads can reach.
+void register_peak_2t(const char* name) {
+  benchmark::RegisterBenchmark(name, [](benchmark::State& state) {
+    const int64_t iters = 1 << 22;  // long enough that starting the thread does not count
+    for (auto _ : state) {
+      float other = 0;
+      std::thread t([&] { other = peers.fma_loop(iters); });
+      benchmark::DoNotOptimize(peers.fma_loop(iters));
+      t.join();
+      benchmark::DoNotOptimize(other);
+    }
+    state.counters["flops"] = benchmark::Counter(2.0 * double(iters) * peers.fma_flops_per_iter(),
                                                  benchmark::Counter::kIsIterationInvariantRate);
   });
 }
@@ -196,7 +243,7 @@ int run_all_isas(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   std::vector<char*> original(argv, argv + argc + 1);  // for the restart below
-  bool json = false, all_isas = false, guard_shapes = false;
+  bool json = false, all_isas = false, guard_shapes = false, threads = true;
   double guard = 0;  // 0: report only
   std::string coretype, isa_arg;
   int kept = 1;
@@ -207,17 +254,19 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--openblas-coretype") == 0 && has_value) coretype = argv[++i];
     else if (std::strcmp(argv[i], "--isa") == 0 && has_value) isa_arg = argv[++i];
     else if (std::strcmp(argv[i], "--all-isas") == 0) all_isas = true;
+    else if (std::strcmp(argv[i], "--no-threads") == 0) threads = false;
     else if (std::strcmp(argv[i], "--shapes") == 0 && has_value) guard_shapes = std::strcmp(argv[++i], "guard") == 0;
     else if (std::strcmp(argv[i], "--guard") == 0 && has_value) guard = std::atof(argv[++i]);
     else if (std::strcmp(argv[i], "--help") == 0) {
       std::printf(
           "rungs_gemm_bench [--isa avx512f|avx2|sse4.2 | --all-isas] [--shapes full|guard] [--guard FRACTION]\n"
-          "                 [--format text|json] [--openblas-coretype NAME]\n"
+          "                 [--no-threads] [--format text|json] [--openblas-coretype NAME]\n"
           "                 [Google Benchmark flags, e.g. --benchmark_min_time=0.5]\n"
           "  --isa        force rungs' kernels to this ISA; OpenBLAS, Eigen and the peak run at it too\n"
           "  --all-isas   the table once per ISA this machine has, each in its own process\n"
-          "  --guard F    exit 1 if rungs / faster peer < F x %.1f on any row (CI: 0.6)\n",
-          kGoalRatio);
+          "  --guard F    exit 1 if rungs / faster peer < F x %.1f on any row (CI: 0.6)\n"
+          "  --no-threads leave out the two-thread table (M >= %d; not run with --shapes guard)\n",
+          kGoalRatio, kThreadsMinM);
       return 0;
     }
   }
@@ -253,7 +302,7 @@ int main(int argc, char** argv) {
       ++i;
       continue;
     }
-    if (std::strcmp(a, "--format=json") == 0) continue;
+    if (std::strcmp(a, "--format=json") == 0 || std::strcmp(a, "--no-threads") == 0) continue;
     argv[kept++] = argv[i];
   }
   argc = kept;
@@ -284,6 +333,34 @@ int main(int argc, char** argv) {
     }
   }
   register_peak("peak/fma/end");
+  threads = threads && !guard_shapes;
+  if (threads) {
+    pool = std::make_unique<backend::ThreadPool>(1);
+    register_peak_2t("peak2t/fma/begin");
+    for (auto& sp : shapes) {
+      Shape3* s = sp.get();
+      if (s->m < kThreadsMinM) continue;
+      check_two_threads(*s);
+      benchmark::RegisterBenchmark(key(kPeers2t[0], s->m, s->k, s->n).c_str(), [s](benchmark::State& state) {
+        const RunContext two{pool.get(), 2, nullptr};
+        for (auto _ : state) {
+          run_rungs(*s, two);
+          benchmark::ClobberMemory();
+        }
+        state.counters["flops"] = benchmark::Counter(2.0 * s->m * s->k * s->n, benchmark::Counter::kIsIterationInvariantRate);
+      });
+      benchmark::RegisterBenchmark(key(kPeers2t[1], s->m, s->k, s->n).c_str(), [s](benchmark::State& state) {
+        openblas_set_num_threads(2);
+        for (auto _ : state) {
+          run_peer(*s, 1);
+          benchmark::ClobberMemory();
+        }
+        openblas_set_num_threads(1);
+        state.counters["flops"] = benchmark::Counter(2.0 * s->m * s->k * s->n, benchmark::Counter::kIsIterationInvariantRate);
+      });
+    }
+    register_peak_2t("peak2t/fma/end");
+  }
   Collector collector;
   std::ostream null_stream(nullptr);                // a stream without a buffer discards what it is given
   if (json) collector.SetOutputStream(&std::cerr);  // stdout carries only the JSON
@@ -339,10 +416,50 @@ int main(int argc, char** argv) {
     }
     first = false;
   }
+  // Two threads, M >= kThreadsMinM: each engine against itself on one thread.
+  const double peak2 = std::max(collector.gflops["peak2t/fma/begin"], collector.gflops["peak2t/fma/end"]);
+  int scaled = 0, scaled_total = 0;
+  if (threads) {
+    if (json) {
+      add("],\"two_threads\":{\"fma_peak_gflops\":%.2f,\"fma_scaling\":%.3f,\"rows\":[", peak2,
+          peak > 0 ? peak2 / peak : 0);
+    } else {
+      add("\nTwo threads (rungs' pool, OpenBLAS's threads), M >= %d; GFLOP/s, and x one thread\n", kThreadsMinM);
+      add("FMA loop on two threads at once: %.1f GFLOP/s, %.2fx one thread: the most two threads get here\n\n", peak2,
+          peak > 0 ? peak2 / peak : 0);
+      add("%5s %5s %5s | %8s %8s %6s | %8s %8s %6s | %-14s | %s\n", "M", "K", "N", "rungs 1t", "rungs 2t", "x", "OBLAS 1t",
+          "OBLAS 2t", "x", "goal", "max rel diff");
+    }
+    bool first2 = true;
+    for (auto& s : shapes) {
+      if (s->m < kThreadsMinM) continue;
+      const double r1 = collector.gflops[key("rungs", s->m, s->k, s->n)];
+      const double r2 = collector.gflops[key(kPeers2t[0], s->m, s->k, s->n)];
+      const double o1 = collector.gflops[key("openblas", s->m, s->k, s->n)];
+      const double o2 = collector.gflops[key(kPeers2t[1], s->m, s->k, s->n)];
+      const double x = r1 > 0 ? r2 / r1 : 0, xo = o1 > 0 ? o2 / o1 : 0;
+      const bool ok = x >= kGoalScaling;
+      scaled += ok;
+      ++scaled_total;
+      if (json) {
+        add("%s{\"m\":%d,\"k\":%d,\"n\":%d,\"rungs_1t\":%.2f,\"rungs_2t\":%.2f,\"openblas_1t\":%.2f,"
+            "\"openblas_2t\":%.2f,\"scaling\":%.3f,\"openblas_scaling\":%.3f,\"goal_met\":%s,\"max_rel_diff\":%.2e}",
+            first2 ? "" : ",", s->m, s->k, s->n, r1, r2, o1, o2, x, xo, ok ? "true" : "false", s->max_rel_diff_2t);
+      } else {
+        char goal[32];
+        std::snprintf(goal, sizeof goal, ">=%.1fx: %s", kGoalScaling, ok ? "met" : "MISSED");
+        add("%5d %5d %5d | %8.1f %8.1f %5.2fx | %8.1f %8.1f %5.2fx | %-14s | %.1e%s\n", s->m, s->k, s->n, r1, r2, x, o1,
+            o2, xo, goal, s->max_rel_diff_2t, s->max_rel_diff_2t > 1e-4 ? " DISAGREE" : "");
+      }
+      first2 = false;
+    }
+    if (json) add("]}");
+  }
   if (json) {
-    add("],\"goals_met\":%d,\"rows_total\":%d,\"guard\":%.2f,\"guard_failures\":%d}\n", met, total, guard,
-        guard_failures);
+    add("%s,\"goals_met\":%d,\"rows_total\":%d,\"guard\":%.2f,\"guard_failures\":%d}\n", threads ? "" : "]", met,
+        total, guard, guard_failures);
   } else {
+    if (threads) add("\n%s: two threads >= %.1fx one on %d of %d rows", isa_label.c_str(), kGoalScaling, scaled, scaled_total);
     add("\n%s: goals met on %d of %d rows", isa_label.c_str(), met, total);
     if (guard > 0) add("; speed guard (>= %.2fx the faster peer): %s", guard * kGoalRatio,
                        guard_failures ? "FAILED" : "passed");

@@ -79,7 +79,8 @@ Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f);
 
 // How a run is cut into tasks for `threads` threads: row blocks of mc rows (a multiple of mr, or
 // all of m) by chunks of pchunk panels, for each of `batches` batches. Starts from mc (the
-// blocking's) and all panels per task; when that gives too few tasks, or a count the threads
+// blocking's, evened out over the row blocks it makes: 510 + 2 rows left one of two threads
+// idle) and all panels per task; when that gives too few tasks, or a count the threads
 // would share unevenly (3 tasks on 2 threads), splits each batch further, along rows when there
 // are at least as many row tiles as panels, else along panels (and rows too if the panels alone
 // are too few). B stays packed once, shared by every task. The split never changes a result: each sum runs over the same K blocks.

@@ -65,13 +65,19 @@ constexpr int64_t kFlopsPerThread = 2'000'000;
 
 TaskSplit split_tasks(int64_t batches, int64_t m, int64_t panels, int64_t threads, int64_t mc, int64_t mr) {
   TaskSplit s{std::max<int64_t>(1, std::min(mc, m)), panels};
-  const int64_t row_blocks = (m + s.mc - 1) / s.mc;
+  const int64_t row_tiles = (m + mr - 1) / mr;
+  int64_t row_blocks = (m + s.mc - 1) / s.mc;
+  if (threads > 1 && row_blocks > 1) {
+    // Row blocks of even size: the cache budget alone cut M = 512 into 510 rows and 2 at K = 768
+    // on avx2, and two threads ran no faster than one.
+    s.mc = std::min(s.mc, (row_tiles + row_blocks - 1) / row_blocks * mr);
+    row_blocks = (m + s.mc - 1) / s.mc;
+  }
   const int64_t tasks = batches * row_blocks;
   if (threads <= 1 || tasks >= 4 * threads || tasks % threads == 0) return s;
   // Each batch in `per` tasks, per >= row_blocks, so that batches * per is a multiple of threads.
   const int64_t unit = threads / std::gcd(batches, threads);
   const int64_t per = (row_blocks + unit - 1) / unit * unit;
-  const int64_t row_tiles = (m + mr - 1) / mr;
   if (row_tiles >= panels && row_tiles >= per) {
     // Rows: the larger side, and the one the graph's other kernels split too (layer norms,
     // attention, elementwise ops hand each thread a range of rows), so the rows a thread writes

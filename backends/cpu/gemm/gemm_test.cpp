@@ -360,7 +360,9 @@ TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
       {3, 64, 2, 2, 64, 6, {36, 2}},        // 3 batches on 2 threads: 2 row blocks each, 6 tasks
       {4, 64, 2, 2, 64, 6, {64, 2}},        // 4 batches on 2 threads: even already
       {1, 512, 12, 2, 120, 6, {90, 12}},    // 5 row blocks of 120 on 2 threads: 6 of 90
-      {1, 2048, 12, 2, 120, 6, {120, 12}},  // 18 row blocks: enough
+      {1, 2048, 12, 2, 120, 6, {114, 12}},  // 18 row blocks: enough, evened out (not 17 x 120 + 8)
+      {1, 512, 48, 2, 510, 6, {258, 48}},   // avx2 at K = 768: 510 + 2 rows would leave a thread idle
+      {1, 512, 48, 2, 384, 6, {258, 48}},   // avx2 at K = 1024: 384 + 128 rows, likewise
       {1, 256, 2, 1, 256, 6, {256, 2}},     // one thread
       {1, 16, 2, 4, 16, 6, {12, 1}},        // 3 row tiles, 2 panels, 4 threads: both, 2 x 2 tasks
   };
@@ -389,6 +391,9 @@ TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
           const int64_t tasks = batches * ((m + s.mc - 1) / s.mc) * ((panels + s.pchunk - 1) / s.pchunk);
           const int64_t tiles = batches * ((m + 5) / 6) * panels;
           if (tiles >= 4 * threads * threads) EXPECT_TRUE(tasks % threads == 0 || tasks >= 4 * threads) << tasks;
+          // Row blocks of even size: no block has more row tiles than the block count needs.
+          const int64_t blocks = (m + s.mc - 1) / s.mc;
+          if (blocks > 1) EXPECT_EQ(s.mc / 6, ((m + 5) / 6 + blocks - 1) / blocks) << "row blocks of " << s.mc;
           EXPECT_GE(tasks, std::min(threads, tiles)) << "fewer tasks than threads though tiles were left";
         }
 }
