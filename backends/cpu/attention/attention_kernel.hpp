@@ -10,6 +10,7 @@
 
 #include "backends/cpu/attention/attention.hpp"
 #include "backends/cpu/rows/arch.hpp"
+#include "backends/cpu/rows/line_buffer.hpp"
 #include "backends/cpu/rows/simd.hpp"
 #include "backends/cpu/rows/vmath.hpp"
 
@@ -60,14 +61,23 @@ class AttentionKernel final : public Kernel {
   }
 
  private:
-  // Per-thread buffers for one query block.
+  // Per-thread buffers for one query block, each on cache lines of its own (line_buffer.hpp: the
+  // two threads' m, l and acc once shared lines in wasm's one heap).
   struct Scratch {
     int64_t dh;        // head dim of q and k
     int64_t dv, dvp;   // head dim of v (and the output), rounded up to W
-    std::vector<float> kt, bias, score, qs, m, l, acc;
+    LineBuffer<float> kt, bias, score, qs, m, l, acc;
     Scratch(int64_t d, int64_t dvalue)
-        : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W), kt(d * kKeys), bias(kKeys), score(kGroup * kKeys),
-          qs(kQueryBlock * d), m(kQueryBlock), l(kQueryBlock), acc(kQueryBlock * dvp) {}
+        : dh(d),
+          dv(dvalue),
+          dvp((dvalue + W - 1) / W * W),
+          kt(static_cast<size_t>(d * kKeys)),
+          bias(kKeys),
+          score(kGroup * kKeys),
+          qs(static_cast<size_t>(kQueryBlock * d)),
+          m(kQueryBlock),
+          l(kQueryBlock),
+          acc(static_cast<size_t>(kQueryBlock * dvp)) {}
   };
 
   void query_block(std::span<const TensorArg> in, float* out, int64_t b, int64_t h, int64_t i0, int64_t i1,
