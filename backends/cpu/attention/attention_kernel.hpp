@@ -3,8 +3,10 @@
 // Included only by the per-ISA translation units (attention_<isa>.cpp).
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,23 +63,32 @@ class AttentionKernel final : public Kernel {
   }
 
  private:
-  // Per-thread buffers for one query block, each on cache lines of its own (line_buffer.hpp: the
-  // two threads' m, l and acc once shared lines in wasm's one heap).
+  // Per-thread buffers for one query block: one allocation, each buffer on cache lines of its own
+  // (line_buffer.hpp: the two threads' m, l and acc once shared lines in wasm's one heap).
   struct Scratch {
     int64_t dh;        // head dim of q and k
     int64_t dv, dvp;   // head dim of v (and the output), rounded up to W
-    LineBuffer<float> kt, bias, score, qs, m, l, acc;
+    LineBuffer<float> lines;
+    std::span<float> kt, bias, score, qs, m, l, acc;
     Scratch(int64_t d, int64_t dvalue)
-        : dh(d),
-          dv(dvalue),
-          dvp((dvalue + W - 1) / W * W),
-          kt(static_cast<size_t>(d * kKeys)),
-          bias(kKeys),
-          score(kGroup * kKeys),
-          qs(static_cast<size_t>(kQueryBlock * d)),
-          m(kQueryBlock),
-          l(kQueryBlock),
-          acc(static_cast<size_t>(kQueryBlock * dvp)) {}
+        : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W), lines(total(sizes(d, dvp))) {
+      const auto n = sizes(d, dvp);
+      std::span<float>* parts[] = {&kt, &bias, &score, &qs, &m, &l, &acc};
+      float* p = lines.data();
+      for (size_t i = 0; i < n.size(); ++i) {
+        *parts[i] = std::span<float>(p, n[i]);
+        p += LineBuffer<float>::whole_lines(n[i]);
+      }
+    }
+    static std::array<size_t, 7> sizes(int64_t d, int64_t dvp) {
+      return {static_cast<size_t>(d * kKeys), kKeys, kGroup * kKeys, static_cast<size_t>(kQueryBlock * d),
+              kQueryBlock, kQueryBlock, static_cast<size_t>(kQueryBlock * dvp)};
+    }
+    static size_t total(const std::array<size_t, 7>& n) {
+      size_t t = 0;
+      for (size_t x : n) t += LineBuffer<float>::whole_lines(x);
+      return t;
+    }
   };
 
   void query_block(std::span<const TensorArg> in, float* out, int64_t b, int64_t h, int64_t i0, int64_t i1,

@@ -23,6 +23,12 @@ class LineBuffer {
 
  public:
   static constexpr size_t kLineBytes = 64;
+  // n rounded up to whole lines of T: pieces of these sizes carved one after another from a
+  // LineBuffer each start on a line of their own.
+  static constexpr size_t whole_lines(size_t n) {
+    constexpr size_t per_line = kLineBytes / sizeof(T) > 0 ? kLineBytes / sizeof(T) : 1;
+    return (n + per_line - 1) / per_line * per_line;
+  }
 
   // n values, value-initialized (zeros).
   explicit LineBuffer(size_t n) : n_(n), p_(allocate(n)) { std::fill_n(p_, n_, T{}); }
