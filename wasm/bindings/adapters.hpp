@@ -113,6 +113,7 @@ val compiled_param_names(const CompiledGraph& compiled);
 val compiled_param_shape(const CompiledGraph& compiled, const std::string& name);
 bool compiled_param_is_set(const CompiledGraph& compiled, const std::string& name);
 val compiled_report(const CompiledGraph& compiled);
+val compiled_profile(const CompiledGraph& compiled, const val& inputs, int repetitions);
 bool compiled_prepare_active_rows(CompiledGraph& compiled, const val& extent);
 bool compiled_active_rows_supported(const CompiledGraph& compiled);
 std::string compiled_active_rows_reason(const CompiledGraph& compiled);

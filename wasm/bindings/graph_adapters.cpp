@@ -275,6 +275,26 @@ bool compiled_param_is_set(const CompiledGraph& compiled, const std::string& nam
   return guarded([&] { return compiled.param_is_set(name); });
 }
 
+val compiled_profile(const CompiledGraph& compiled, const val& inputs, int repetitions) {
+  return guarded([&] {
+    std::vector<std::string> names;
+    std::vector<OwnedTensor> data;
+    const std::vector<KernelProfile> prof = compiled.profile(to_named_inputs(inputs, names, data, "profile"), repetitions);
+    val out = val::array();
+    for (size_t i = 0; i < prof.size(); ++i) {
+      val k = val::object();
+      k.set("op", prof[i].op);
+      k.set("kernel", prof[i].kernel);
+      k.set("shape", from_shape(prof[i].shape));
+      k.set("ms", prof[i].ms);
+      k.set("flops", prof[i].flops);
+      k.set("bytes", prof[i].bytes);
+      out.set(i, k);
+    }
+    return out;
+  });
+}
+
 val compiled_report(const CompiledGraph& compiled) {
   return guarded([&] {
     const CompileReport& r = compiled.report();

@@ -128,6 +128,7 @@ EMSCRIPTEN_BINDINGS(rungs) {
       .function("paramShape", &compiled_param_shape)
       .function("paramIsSet", &compiled_param_is_set)
       .function("report", &compiled_report)
+      .function("profile", &compiled_profile)
       .function("prepareActiveRows", &compiled_prepare_active_rows)
       .function("activeRowsSupported", &compiled_active_rows_supported)
       .function("activeRowsReason", &compiled_active_rows_reason)

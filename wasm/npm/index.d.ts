@@ -218,6 +218,19 @@ export interface KernelReport {
   shape: Shape;
 }
 
+/** One kernel's share of a run (CompiledGraph.profile). */
+export interface KernelProfile {
+  op: string;
+  kernel: string;
+  shape: Shape;
+  /** Mean wall time per run. */
+  ms: number;
+  /** Per run: multiply-adds count 2 (0 for kernels that are not products or attention). */
+  flops: number;
+  /** Per run: each input and the output counted once. */
+  bytes: number;
+}
+
 export interface CompileReport {
   /** "wasm" (SIMD128) or "scalar" (Device.Reference). */
   isa: string;
@@ -251,6 +264,13 @@ export declare class CompiledGraph implements Deletable {
   paramShape(name: string): Shape;
   paramIsSet(name: string): boolean;
   report(): CompileReport;
+  /**
+   * Runs the graph `repetitions` times (after one warm-up run) on `inputs` and times every kernel:
+   * one entry per kernel in run order, with its mean ms per run and the work it does (flops for
+   * products and attention, else 0; bytes of its inputs and output), to set against the machine's
+   * peak. Repetitions in [1, 100000].
+   */
+  profile(inputs: Record<string, InputArray>, repetitions?: number): KernelProfile[];
   /** Active extent (docs/active-extent.md): can this graph compute only the real rows? */
   prepareActiveRows(extent: number): boolean;
   activeRowsSupported(): boolean;

@@ -356,6 +356,7 @@ const methodDefaults = {
     meanPool: [R, null],
   },
   Session: { compile: [R, null], compileHir: [R, null] },
+  CompiledGraph: { profile: [R, 20] },
   Model: { toJson: [''], weightsBytes: ['F32'], syntheticInputs: [R, 1] },
   WordPieceTokenizer: { encode: [R, true], encodePair: [R, R, true] },
 };

@@ -136,3 +136,31 @@ test('graph builder errors are JS Errors', () => {
     g.delete();
   }
 });
+
+test('profile() times every kernel of the report, with the work of a product', () => {
+  const g = new Graph();
+  const x = g.input('x', [8, 16]);
+  g.output('y', g.relu(g.matmul(x, g.param('w', [16, 4]))));
+  g.output('z', g.softmax(x));
+  const session = new Session(Device.Cpu);
+  const compiled = session.compile(g);
+  try {
+    compiled.setParam('w', ramp(64));
+    const prof = compiled.profile({ x: ramp(128) }, 3);
+    const kernels = compiled.report().kernels;
+    assert.deepEqual(prof.map((k) => k.kernel), kernels.map((k) => k.kernel));
+    for (const k of prof) assert.ok(Number.isFinite(k.ms) && k.ms >= 0, `${k.kernel}: ${k.ms} ms`);
+    const mm = prof.find((k) => k.op === 'fused_matmul');
+    assert.ok(mm, JSON.stringify(prof.map((k) => k.op)));
+    assert.deepEqual(mm.shape, [8, 4]);
+    assert.equal(mm.flops, 2 * 8 * 16 * 4);
+    assert.equal(prof.find((k) => k.op === 'softmax').flops, 0);
+    assert.equal(compiled.profile({ x: ramp(128) }).length, prof.length, 'repetitions defaults to 20');
+    assert.throws(() => compiled.profile({ x: ramp(128) }, 0), /repetitions must be in \[1, 100000\], got 0/);
+    assert.throws(() => compiled.profile({}, 1), (e) => e.code === 'MissingInput');
+  } finally {
+    compiled.delete();
+    session.delete();
+    g.delete();
+  }
+});
