@@ -130,6 +130,11 @@ const check = (what, a, b) => checkTol(what, a, b, TOL);
 
 // ------------------------------------------------------------------ setup
 const T = opt.threads;
+// With more than one thread, a pause before each timed batch, trace chunk and trace pass: the
+// threaded engines' workers (onnxruntime-web's, tfjs' XNNPACK pool, rungs' own) spin for a while
+// after a call and would take the cores of whichever contender runs next (bench/native/run.mjs).
+const settleMs = T > 1 ? 100 : 0;
+const settle = () => (settleMs > 0 ? new Promise((r) => setTimeout(r, settleMs)) : null);
 // Imported only for the parts that use it: tfjs-core keeps its engine in a global, and the text
 // part's tfjs (bundled in @energetic-ai/core) must not meet it in one process.
 let tfjsPeer = null;
@@ -223,7 +228,7 @@ async function kernels() {
     if (outputs.has('tfjs-wasm') && outputs.has('ort-web')) check(`${cs.label}: ort-web vs tfjs-wasm`, outputs.get('ort-web'), outputs.get('tfjs-wasm'));
     const timed = await sideBySide(
       runners.map(({ name, runner }) => ({ name, fn: () => runner.run(input) })),
-      { reps: opt.reps });
+      { reps: opt.reps, settleMs });
     for (const { runner } of runners) runner.dispose();
     const row = { case: cs.label, kind: cs.kind, n: cs.n, flops: cs.flops, maxRelDiff: maxDiff };
     for (const clock of ['wall', 'cpu']) {
@@ -355,6 +360,7 @@ async function trace() {
     for (let from = 0; from < reqs.length; from += chunk) {
       const to = Math.min(reqs.length, from + chunk);
       for (const [k, l] of live.entries()) {
+        await settle();
         const stop = stopwatch();
         await l.inst.run(from, to, keep ? l.outputs : null);
         const t = stop();
@@ -500,7 +506,7 @@ async function onnxSection() {
         const timed = await sideBySide([
           ...runners.map(([n, x]) => ({ name: n, fn: () => x.run(q) })),
           { name: 'ort-web', fn: () => session.run(q.feeds) },
-        ], { reps: opt.reps });
+        ], { reps: opt.reps, settleMs });
         for (const [, x] of runners) x.dispose();
         await session.release();
         const ms = (n, clock = 'wall') => timed.get(n)?.[clock] ?? null;
@@ -577,7 +583,10 @@ async function onnxTrace(r, ort, m, lengths) {
   const samples = Object.fromEntries(names.map((n) => [n, []]));
   for (let rep = 0; rep < opt.traceReps; ++rep) {
     progress(`${m.name} over the trace: pass ${rep + 1}/${opt.traceReps}`);
-    for (const n of names) samples[n].push((await passes[n](false)).t);
+    for (const n of names) {
+      await settle();
+      samples[n].push((await passes[n](false)).t);
+    }
   }
   const med = (n, clock) => median(samples[n].map((x) => x[clock]));
   return names.map((n) => {
