@@ -8,8 +8,8 @@
 //   node bench/native/run.mjs [options]      (the add-on must be built already: RUNGS_NODE_ADDON)
 //
 // 1. extents: the bundled encoder and mlp compiled at 16, 64 and 256 rows (ORT: a session at the
-//    same static shape), at each thread count: median per-call time of interleaved repetitions
-//    (more than one thread: with a pause before each batch, see settleMs).
+//    same static shape), at each thread count: median per-call time of repetitions, interleaved
+//    at one thread, engine after engine at more (see timeCase).
 // 2. trace: the bundled 2,000-request trace through the encoder: rungs' BucketedCompileCache
 //    (power-of-two 8..256, with and without active extent; fresh cache, compiles included) against
 //    ORT at each request's exact length (one session with a symbolic dim, creation included).
@@ -121,12 +121,37 @@ function goal(what, value, target, fmt = ratio) {
 }
 
 // ------------------------------------------------------------------ 1. fixed extents
-// With more than one thread a pause before each timed batch or trace pass (see sideBySide): ORT's
-// workers spin for tens of ms after its runs, and the next contender's batch would otherwise start
-// on the cores they still hold (rungs at 2 threads ran the encoder at 256 in 2.8 ms right after an
-// ORT batch, 1.4 ms after a 100 ms pause).
+// With more than one thread a pause before each trace pass: ORT's workers spin for tens of ms
+// after its runs, and the next contender's pass would otherwise start on the cores they still
+// hold (rungs at 2 threads ran the encoder at 256 in 2.8 ms right after an ORT batch, 1.4 ms after
+// a 100 ms pause).
 const settleMs = (threads) => (threads > 1 ? 100 : 0);
 const settle = (threads) => new Promise((r) => setTimeout(r, settleMs(threads)));
+
+// One fixed-extent case: rungs' outputs checked against ORT's, then both timed. At one thread
+// interleaved (sideBySide). At more, one engine after the other, rungs before ORT's session
+// exists: while a multi-threaded ORT session lives its workers keep spinning, even across 100 ms
+// pauses, and rungs' 2-thread medians then moved by up to 2x from run to run (steady with ORT's
+// allow_spinning off, which slows ORT itself). `mine()` runs rungs; `openOrt()` gives
+// {run, close}; `compare(mine, theirs)` checks the outputs and returns the largest difference.
+async function timeCase(threads, mine, openOrt, compare) {
+  const ours = mine();
+  if (threads <= 1) {
+    const o = await openOrt();
+    const diff = compare(ours, await o.run());
+    const timed = await sideBySide([{ name: 'rungs', fn: mine }, { name: 'ort', fn: o.run }], { reps: opt.reps });
+    await o.close();
+    return { diff, rungsMs: timed.get('rungs').wall, ortMs: timed.get('ort').wall };
+  }
+  const r = await sideBySide([{ name: 'rungs', fn: mine }], { reps: opt.reps });
+  await settle(threads);
+  const o = await openOrt();
+  const diff = compare(ours, await o.run());
+  const t = await sideBySide([{ name: 'ort', fn: o.run }], { reps: opt.reps });
+  await o.close();
+  await settle(threads);
+  return { diff, rungsMs: r.get('rungs').wall, ortMs: t.get('ort').wall };
+}
 
 async function extents() {
   const rows = [];
@@ -140,20 +165,17 @@ async function extents() {
       for (const extent of opt.extents) {
         progress(`${name} extent ${extent}, ${threads} thread(s)`);
         const compiled = rungs.compile(m.handle, extent, threads);
-        const session = await graphs.model(ort, ortOptions(threads), m, extent, () => shapesOf(m, extent));
         const inputs = inputsFor(m, extent, 7);
         const names = Object.keys(inputs), arrays = Object.values(inputs);
-        const mine = rungs.run(compiled, names, arrays);
-        const theirs = await session.run(inputs);
-        let diff = 0;
-        mine.forEach((y, i) => (diff = Math.max(diff, check(`${name} at ${extent}, output ${i}`, y, theirs[i]))));
-        const timed = await sideBySide([
-          { name: 'rungs', fn: () => rungs.run(compiled, names, arrays) },
-          { name: 'ort', fn: () => session.run(inputs) },
-        ], { reps: opt.reps, settleMs: settleMs(threads) });
-        session.dispose();
-        const r = timed.get('rungs').wall, o = timed.get('ort').wall;
-        rows.push({ model: name, extent, threads, rungsMs: r, ortMs: o, speedup: o / r, maxRelDiff: diff });
+        const t = await timeCase(threads, () => rungs.run(compiled, names, arrays), async () => {
+          const session = await graphs.model(ort, ortOptions(threads), m, extent, () => shapesOf(m, extent));
+          return { run: () => session.run(inputs), close: async () => session.dispose() };
+        }, (mine, theirs) => {
+          let diff = 0;
+          mine.forEach((y, i) => (diff = Math.max(diff, check(`${name} at ${extent}, output ${i}`, y, theirs[i]))));
+          return diff;
+        });
+        rows.push({ model: name, extent, threads, rungsMs: t.rungsMs, ortMs: t.ortMs, speedup: t.ortMs / t.rungsMs, maxRelDiff: t.diff });
       }
   }
   return rows;
@@ -167,22 +189,18 @@ async function onnxExtents(m) {
     for (const extent of opt.extents) {
       progress(`${m.name} extent ${extent}, ${threads} thread(s)`);
       const compiled = rungs.compile(m.handle, extent, threads);
-      const session = await ortSession(ort, ortOptions(threads), m, extent);
       const { names, f32, feeds } = onnxInputs(ort, m, extent, 7);
-      const diff = checkOutputs(check, `${m.name} at ${extent}`, m, rungs.run(compiled, names, f32), await session.run(feeds));
-      const timed = await sideBySide([
-        { name: 'rungs', fn: () => rungs.run(compiled, names, f32) },
-        { name: 'ort', fn: () => session.run(feeds) },
-      ], { reps: opt.reps, settleMs: settleMs(threads) });
-      await session.release();
-      const r = timed.get('rungs').wall, o = timed.get('ort').wall;
-      rows.push({ model: m.name, kind: 'onnx', extent, threads, rungsMs: r, ortMs: o, speedup: o / r, maxRelDiff: diff });
+      const t = await timeCase(threads, () => rungs.run(compiled, names, f32), async () => {
+        const session = await ortSession(ort, ortOptions(threads), m, extent);
+        return { run: () => session.run(feeds), close: () => session.release() };
+      }, (mine, theirs) => checkOutputs(check, `${m.name} at ${extent}`, m, mine, theirs));
+      rows.push({ model: m.name, kind: 'onnx', extent, threads, rungsMs: t.rungsMs, ortMs: t.ortMs, speedup: t.ortMs / t.rungsMs, maxRelDiff: t.diff });
     }
   return rows;
 }
 
 function printExtents(rows) {
-  out(`\n1. Fixed extents: median per-call wall ms of ${opt.reps} interleaved repetitions (more than 1 thread: a 100 ms pause before each batch); speed-up = ORT time / rungs time`);
+  out(`\n1. Fixed extents: median per-call wall ms of ${opt.reps} repetitions, interleaved at 1 thread; at more, rungs' repetitions before ORT's session exists, then ORT's; speed-up = ORT time / rungs time`);
   out(table(['model', 'extent', 'threads', 'rungs ms', 'ORT ms', 'speed-up', 'max rel diff'],
     rows.map((r) => [r.model, r.extent, r.threads, fixed(r.rungsMs, 3), fixed(r.ortMs, 3), ratio(r.speedup), sci(r.maxRelDiff)])));
   let ok = true;
