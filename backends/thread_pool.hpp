@@ -13,9 +13,9 @@
 //     parts from that word with a compare-and-swap: no allocation, no lock, no per-part task; a
 //     thread that finishes early takes the next part.
 //   - Completion is an atomic count of finished parts; the caller spins on it, then sleeps.
-//   - Workers spin about kSpinIterations pauses (tens of microseconds) on the word for the next
-//     job before they sleep on a condition variable (Atomics.wait in wasm); an idle pool sleeps
-//     and costs nothing. The caller takes the lock to wake them only when one sleeps.
+//   - Workers spin on the word for the next job (100 us natively, 1 ms in wasm; see kSpinTime)
+//     before they sleep on a condition variable (Atomics.wait in wasm); an idle pool sleeps and
+//     costs nothing. The caller takes the lock to wake them only when one sleeps.
 //   - The slot is taken with an atomic flag: a call made while it is taken (a second thread
 //     running a graph on the same pool, or a parallel_for inside a part) runs serially on its own
 //     thread instead of waiting. Nesting is therefore allowed and never deadlocks.
