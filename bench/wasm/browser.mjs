@@ -18,7 +18,7 @@
 //   node bench/wasm/browser.mjs [--threads N] [--reps N]     (RUNGS_NPM: the package folder)
 //   node bench/wasm/browser.mjs --only text [--threads N] [--lines N] [--format json]
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -90,6 +90,9 @@ try {
       } };
     }) });
   }
+  // V8 compiles the module with its optimizing tier at instantiation (--no-wasm-dynamic-tiering),
+  // on background threads: the server answers /quiet once Chromium's processes are idle.
+  const quiet = await (await fetch('/quiet')).json();
   const rows = [];
   for (const cs of cases) {
     const outs = cs.runners.map((x) => x.run());
@@ -108,7 +111,7 @@ try {
     const med = (xs) => { const s = [...xs].sort((p, q) => p - q); return s[s.length >> 1]; };
     rows.push({ name: cs.name, flops: cs.flops, threads: cs.runners.map((x) => x.threads), ms: samples.map(med) });
   }
-  await report({ ok: true, variant: t.variant, maxThreads: t.maxThreads, isolated: crossOriginIsolated, rows });
+  await report({ ok: true, variant: t.variant, maxThreads: t.maxThreads, isolated: crossOriginIsolated, quiet, rows });
 } catch (e) {
   await report({ failure: String((e && e.stack) || e) });
 }`;
@@ -147,6 +150,7 @@ try {
   const rungs = { threads: t.maxThreads, make: () => new r.TextEmbedder(model, tokenizer, { ladder: r.ladder.powerOfTwo(1, 128), activeExtent: true }) };
   const clock = () => { const s = performance.now(); return () => ({ wall: performance.now() - s, cpu: null }); };
   try {
+    await fetch('/quiet');  // both engines' wasm compiled (--no-wasm-dynamic-tiering) before anything is timed
     const row = await core.runTextBench({ lines, tfjs, rungs, clock, progress });
     await report({ ok: true, row: { ...row, tfjsLoadMs, rungsLoadMs }, variant: t.variant, maxThreads: t.maxThreads, isolated: crossOriginIsolated,
       tfjs: 'tfjs-backend-wasm ' + tf.wasm.version_wasm + ' (UMD), threads ' + tf.wasm.getThreadsCount() + ', SIMD ' + (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) +
@@ -175,6 +179,31 @@ const page = `<!doctype html><meta charset="utf-8"><title>rungs bench</title><sc
 const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.cjs': 'text/javascript', '.json': 'application/json', '.txt': 'text/plain',
   '.wasm': 'application/wasm' };
 
+// CPU ms used so far by the processes of group `pgid` (Chromium and its children: it is started
+// detached, in a group of its own), from /proc/<pid>/stat (utime + stime, 100 ticks a second).
+function groupCpuMs(pgid) {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    let stat;
+    try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { continue; }  // gone
+    const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');  // f[0] is field 3, state
+    if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks * 10;
+}
+
+// Waits until group `pgid` uses less than a tenth of a core over 200 ms (V8 compiling wasm in the
+// background), at most a minute: {ms, quiet}.
+async function groupQuiet(pgid) {
+  const t0 = performance.now();
+  for (;;) {
+    const c0 = groupCpuMs(pgid);
+    await new Promise((r) => setTimeout(r, 200));
+    const quiet = groupCpuMs(pgid) - c0 < 20;
+    if (quiet || performance.now() - t0 > 60_000) return { ms: performance.now() - t0, quiet };
+  }
+}
+
 // Serves `html` at / (with the COOP/COEP headers that make it cross-origin isolated when
 // `isolated`), the package at /pkg/, the repository's examples at /examples/ and whatever
 // `extra(path)` maps to a file or {body}; opens it in headless Chromium; returns what the page
@@ -184,6 +213,7 @@ async function inChromium({ html, isolated = true, query = '', extra = () => nul
   let resolveResult;
   const result = new Promise((r) => { resolveResult = r; });
   const headers = isolated ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {};
+  let browser = null;
   const server = createServer((req, res) => {
     if (req.method === 'POST' && (req.url === '/result' || req.url === '/progress')) {
       let body = '';
@@ -196,6 +226,10 @@ async function inChromium({ html, isolated = true, query = '', extra = () => nul
       return;
     }
     const url = req.url.split('?')[0];
+    if (url === '/quiet') {
+      groupQuiet(browser.pid).then((q) => res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(q)));
+      return;
+    }
     if (url === '/' || url === '/index.html') return res.writeHead(200, { 'content-type': 'text/html', ...headers }).end(html);
     const rel = normalize(url).replace(/^(\.\.[/\\])+/, '');
     const more = extra(rel);
@@ -207,7 +241,8 @@ async function inChromium({ html, isolated = true, query = '', extra = () => nul
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const profile = mkdtempSync(join(tmpdir(), 'rungs-bench-chromium-'));
-  const browser = spawn(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  browser = spawn(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--js-flags=--no-wasm-dynamic-tiering',
     '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`,
     `http://127.0.0.1:${server.address().port}/${query}`], { stdio: 'ignore', detached: true });
   let timer;
@@ -228,6 +263,8 @@ async function main() {
   const r = await inChromium({ html: page });
   if (r.failure) throw new Error(r.failure);
   console.log(`rungs in headless Chromium (${r.variant} variant, up to ${r.maxThreads} threads, crossOriginIsolated ${r.isolated}); medians of ${opt.reps}`);
+  console.log(`  wasm compiled by V8's optimizing tier at instantiation (--js-flags=--no-wasm-dynamic-tiering); Chromium ` +
+    `${r.quiet.quiet ? 'was idle' : 'was still busy'} ${(r.quiet.ms / 1000).toFixed(1)} s later, before anything was timed`);
   console.log(table(['case', '1 thread ms', `${opt.threads} threads ms`, 'speed-up', '1t GFLOP/s', `${opt.threads}t GFLOP/s`],
     r.rows.map((x) => [x.name, fixed(x.ms[0], 3), fixed(x.ms[1], 3), ratio(x.ms[0] / x.ms[1]),
       fixed(x.flops ? x.flops / x.ms[0] / 1e6 : null), fixed(x.flops ? x.flops / x.ms[1] / 1e6 : null)])));

@@ -25,6 +25,8 @@
 // Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before anything is
 // timed; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
 // every contender runs once in turn; medians are reported.
+import './lib/eager-wasm.mjs';  // first: before any engine instantiates its wasm
+
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -37,7 +39,7 @@ import { modelGraph } from './lib/peers/ort-graphs.mjs';
 import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
-import { median, sideBySide, stopwatch } from './lib/timing.mjs';
+import { median, sideBySide, stopwatch, waitForQuiet } from './lib/timing.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const TOL = 1e-4;
@@ -175,6 +177,14 @@ out(`rungs wasm benchmark: ${T} thread${T > 1 ? 's' : ''} each, Node ${process.v
 if (os.loadavg()[0] > os.cpus().length)
   out(`  NOTE  the machine's load (${os.loadavg()[0].toFixed(1)}) exceeds its ${os.cpus().length} cores: wall times include waiting for a core; compare the cpu columns`);
 for (const k of ['rungs', 'tfjs', 'ort']) out(`  ${k.padEnd(5)}  ${results.environment[k]}`);
+// Every engine's wasm is compiled by the optimizing tier (lib/eager-wasm.mjs) on V8's background
+// threads; nothing is timed until that is done.
+{
+  const q = await waitForQuiet();
+  results.environment.compileWaitMs = q.ms;
+  out(`  wasm   compiled by V8's optimizing tier at instantiation (--no-wasm-dynamic-tiering, every engine); ` +
+    `${q.quiet ? 'the process was idle' : 'the process was still busy'} ${(q.ms / 1000).toFixed(1)} s later, before anything was timed`);
+}
 if (rungs)
   for (const [part, apis] of Object.entries(rungs.missing))
     if (apis.length) {

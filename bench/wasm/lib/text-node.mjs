@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { stopwatch } from './timing.mjs';
+import { stopwatch, waitForQuiet } from './timing.mjs';
 import { corpusLines, runTextBench } from './text-core.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -83,6 +83,7 @@ export async function textNode({ pkgDir, threads, lines, progress }) {
   const rungs = await rungsNode(pkgDir, threads);
   if (rungs.missing) throw new Error(`${rungs.info}: build a package with the TextEmbedder API (branch embed)`);
   const tfjs = await tfjsNode(threads);
+  await waitForQuiet();  // V8 compiling both engines' wasm (eager-wasm.mjs) before anything is timed
   const row = await runTextBench({ lines, tfjs, rungs, clock: stopwatch, progress });
   row.tfjsLoadMs = tfjs.loadMs;
   row.rungsLoadMs = rungs.loadMs;

@@ -33,18 +33,42 @@ async function call(fn) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Waits until the process is idle: less than `busyFraction` of a core in a `windowMs` window
+ * (V8 compiling the engines' wasm on its background threads, lib/eager-wasm.mjs), at most `maxMs`.
+ * Returns {ms, quiet}.
+ */
+export async function waitForQuiet({ windowMs = 200, busyFraction = 0.1, maxMs = 60_000 } = {}) {
+  const t0 = performance.now();
+  for (;;) {
+    const c0 = process.cpuUsage();
+    await sleep(windowMs);
+    const c = process.cpuUsage(c0);
+    const quiet = (c.user + c.system) / 1000 < busyFraction * windowMs;
+    if (quiet || performance.now() - t0 > maxMs) return { ms: performance.now() - t0, quiet };
+  }
+}
+
+/**
  * cases: [{name, fn}]. Returns Map name -> {wall, cpu: median per-call ms, samples, calls}.
  * Each repetition times a batch of at least `minBatchMs` of calls of each case. `settleMs` > 0
  * pauses before every batch: multi-threaded engines keep their workers spinning for a while after
  * a call (onnxruntime does by default), and without a pause those spinning workers hold the cores
  * the next case's batch needs, whichever engine comes next.
  */
-export async function sideBySide(cases, { warmup = 3, reps = 11, minBatchMs = 40, settleMs = 0 } = {}) {
+export async function sideBySide(cases, { warmup = 3, warmupMs = 200, reps = 11, minBatchMs = 40, settleMs = 0 } = {}) {
   const calls = new Map();
   for (const c of cases) {
-    const t0 = performance.now();
-    for (let i = 0; i < warmup; ++i) await call(c.fn);
-    const per = (performance.now() - t0) / warmup;
+    // The batch size from the fastest warm-up call: the first calls carry one-time costs (the
+    // encoder's first 2-thread call took 3x a steady one), and a batch sized from their mean held
+    // 2 calls instead of 8, so one slow call after each pause weighed half the sample.
+    // Warm-up: at least `warmup` calls and `warmupMs` (the encoder's 2-thread batches after 3
+    // warm-up calls still ran 3x slow for two repetitions).
+    let per = Infinity;
+    for (let i = 0, w0 = performance.now(); i < warmup || performance.now() - w0 < warmupMs; ++i) {
+      const t0 = performance.now();
+      await call(c.fn);
+      per = Math.min(per, performance.now() - t0);
+    }
     calls.set(c.name, Math.max(1, Math.ceil(minBatchMs / Math.max(per, 1e-3))));
   }
   const samples = new Map(cases.map((c) => [c.name, []]));
