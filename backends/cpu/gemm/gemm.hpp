@@ -90,4 +90,9 @@ struct TaskSplit {
 };
 TaskSplit split_tasks(int64_t batches, int64_t m, int64_t panels, int64_t threads, int64_t mc, int64_t mr);
 
+// The threads a product of `flops` deserves out of `threads`: one more for every
+// kFlopsPerThread, about 10 us of one thread's work (2 MFLOP natively, 250 kFLOP in wasm, whose
+// SIMD128 kernels run about 5x slower while a hand-over to a spinning worker costs about as much).
+int64_t product_threads(int64_t flops, int64_t threads);
+
 }  // namespace rungs::backend::cpu::gemm

@@ -345,6 +345,22 @@ TEST_P(GemmIsa, ThreadsGiveTheSameBitsAsOneThread) {
   }
 }
 
+// How many threads a product gets (product_threads): about 10 us of one thread's work each. The
+// encoder's 16-row projections (16 x 128 x 128) split in wasm, where they take 13 us on one
+// thread, and stay whole natively, where they take 2-3; a 1-row product never splits.
+TEST(Gemm, ProductsGetAThreadPerTenMicrosecondsOfWork) {
+  const int64_t projection = 2 * 16 * 128 * 128, row = 2 * 1 * 128 * 128, ffn = 2 * 256 * 128 * 512;
+#if defined(__EMSCRIPTEN__)
+  EXPECT_EQ(2, product_threads(projection, 2));
+#else
+  EXPECT_EQ(1, product_threads(projection, 2));
+#endif
+  EXPECT_EQ(1, product_threads(row, 8));
+  EXPECT_EQ(8, product_threads(ffn, 8));
+  EXPECT_EQ(1, product_threads(ffn, 1));
+  EXPECT_EQ(1, product_threads(0, 4));
+}
+
 // The task split (split_tasks): the larger of rows and panels is cut, into a task count the
 // threads share evenly; enough tasks already, or one thread, leave the blocking's split alone.
 TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
