@@ -97,8 +97,13 @@ try {
   for (const cs of cases) {
     const outs = cs.runners.map((x) => x.run());
     if (!close(outs[1], outs[0])) throw new Error(cs.name + ': ' + T + ' threads differ from one');
+    // Warm-up as lib/timing.mjs's sideBySide: at least 3 calls and 200 ms per runner (one whole
+    // pass for the trace); batches of >= 40 ms sized from the fastest call.
     const batch = cs.runners.map((x) => {
-      const t0 = performance.now(); x.run(); const ms = performance.now() - t0;
+      let ms = Infinity;
+      for (let i = 0, w0 = performance.now(); i < (cs.whole ? 1 : 3) || (!cs.whole && performance.now() - w0 < 200); ++i) {
+        const t0 = performance.now(); x.run(); ms = Math.min(ms, performance.now() - t0);
+      }
       return cs.whole ? 1 : Math.max(1, Math.ceil(40 / Math.max(ms, 1e-3)));
     });
     const samples = cs.runners.map(() => []);
