@@ -42,6 +42,18 @@ void CompiledGraph::set_param(std::string_view name, std::span<const float> data
 
 namespace {
 
+void check_params_set(const compile::Executor& ex, const char* fn) {
+  for (const auto& pname : ex.param_names()) {
+    uint32_t node = *ex.param_node(pname);
+    if (!ex.param_is_set(node)) {
+      const Shape& s = ex.graph().nodes[node].shape;
+      fail(ErrorCode::ParamNotSet, std::string(fn) + ": param '" + pname + "' " + shape_to_string(s) +
+                                       " was never set; call set_param(\"" + pname + "\", ...) with " +
+                                       std::to_string(shape_numel(s)) + " values");
+    }
+  }
+}
+
 // Matches named inputs to the executor's inputs and checks sizes against `dims`.
 // Non-f32 inputs are converted into `converted` (exactly; an integer past 2^24 throws).
 std::vector<std::span<const float>> match_inputs(const compile::Executor& ex, std::span<const NamedInput> inputs,
@@ -76,15 +88,7 @@ std::vector<std::span<const float>> match_inputs(const compile::Executor& ex, st
       fail(ErrorCode::MissingInput, std::string(fn) + ": input '" + names[k] + "' " +
                                         shape_to_string(ex.graph().nodes[node].shape) + " was not given");
     }
-  for (const auto& pname : ex.param_names()) {
-    uint32_t node = *ex.param_node(pname);
-    if (!ex.param_is_set(node)) {
-      const Shape& s = ex.graph().nodes[node].shape;
-      fail(ErrorCode::ParamNotSet, std::string(fn) + ": param '" + pname + "' " + shape_to_string(s) +
-                                       " was never set; call set_param(\"" + pname + "\", ...) with " +
-                                       std::to_string(shape_numel(s)) + " values");
-    }
-  }
+  check_params_set(ex, fn);
   return data;
 }
 
@@ -96,6 +100,14 @@ std::vector<std::vector<float>> CompiledGraph::run(std::span<const NamedInput> i
   std::vector<std::vector<float>> converted;
   auto data = match_inputs(ex, inputs, ex.compiled_dims(), "run", converted);
   return ex.run(data, ex.compiled_dims());
+}
+
+void CompiledGraph::run_in_place(const std::function<void(size_t, std::span<float>)>& fill,
+                                 const std::function<void(size_t, std::span<const float>)>& take) const {
+  const compile::Executor& ex = *impl_->exec;
+  std::shared_lock<std::shared_mutex> lock(impl_->params_mu);
+  check_params_set(ex, "run_in_place");
+  ex.run_in_place(fill, take, ex.compiled_dims());
 }
 
 namespace {

@@ -169,6 +169,19 @@ void Executor::release(std::unique_ptr<Workspace> ws) const {
 std::vector<std::vector<float>> Executor::run(std::span<const std::span<const float>> input_data,
                                               const RunDims& dims, std::vector<double>* node_ns) const {
   internal_check(input_data.size() == input_nodes_.size(), "executor: input count");
+  std::vector<std::vector<float>> out;
+  out.reserve(graph_.outputs.size());
+  run_in_place(
+      [&](size_t k, std::span<float> dest) {
+        internal_check(input_data[k].size() == dest.size(), "executor: input size");
+        std::memcpy(dest.data(), input_data[k].data(), dest.size() * sizeof(float));
+      },
+      [&](size_t, std::span<const float> values) { out.emplace_back(values.begin(), values.end()); }, dims, node_ns);
+  return out;
+}
+
+void Executor::run_in_place(const InputFill& fill, const OutputTake& take, const RunDims& dims,
+                            std::vector<double>* node_ns) const {
   struct Guard {
     const Executor* ex;
     std::unique_ptr<Workspace> ws;
@@ -187,8 +200,7 @@ std::vector<std::vector<float>> Executor::run(std::span<const std::span<const fl
 
   for (size_t k = 0; k < input_nodes_.size(); ++k) {
     const uint32_t node = input_nodes_[k];
-    internal_check(static_cast<int64_t>(input_data[k].size()) == dims[node].numel(), "executor: input size");
-    std::memcpy(ptr(node), input_data[k].data(), input_data[k].size() * sizeof(float));
+    fill(k, std::span<float>(ptr(node), static_cast<size_t>(dims[node].numel())));
   }
 
   backend::RunContext ctx;
@@ -218,13 +230,10 @@ std::vector<std::vector<float>> Executor::run(std::span<const std::span<const fl
   }
   elements_computed_.fetch_add(computed, std::memory_order_relaxed);
 
-  std::vector<std::vector<float>> out;
-  out.reserve(graph_.outputs.size());
-  for (const auto& o : graph_.outputs) {
-    const float* p = ptr(o.second);
-    out.emplace_back(p, p + dims[o.second].numel());
+  for (size_t j = 0; j < graph_.outputs.size(); ++j) {
+    const uint32_t node = graph_.outputs[j].second;
+    take(j, std::span<const float>(ptr(node), static_cast<size_t>(dims[node].numel())));
   }
-  return out;
 }
 
 std::vector<KernelReport> Executor::kernel_reports() const {

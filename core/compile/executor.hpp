@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -68,6 +69,13 @@ class Executor {
   // With `node_ns`, the wall time of each node's kernel is added to node_ns[node] (profiling).
   std::vector<std::vector<float>> run(std::span<const std::span<const float>> input_data, const RunDims& dims,
                                       std::vector<double>* node_ns = nullptr) const;
+  // The same run without copies of its own: fill(k, dest) writes input k into the workspace (dest
+  // has the input's size under `dims`), take(j, values) reads output j from it before the
+  // workspace is handed to the next run.
+  using InputFill = std::function<void(size_t, std::span<float>)>;
+  using OutputTake = std::function<void(size_t, std::span<const float>)>;
+  void run_in_place(const InputFill& fill, const OutputTake& take, const RunDims& dims,
+                    std::vector<double>* node_ns = nullptr) const;
   const RunDims& compiled_dims() const { return compiled_dims_; }
 
   std::vector<KernelReport> kernel_reports() const;

@@ -37,6 +37,27 @@ std::vector<NamedInput> to_named_inputs(const val& inputs, std::vector<std::stri
   return named;
 }
 
+// run()'s fast path: when every input is a Float32Array of its compiled size, named once, and
+// nothing else is given, `ordered` gets them in input_names() order. Each is then copied once into
+// the run's workspace and each output once out of it (CompiledGraph::run_in_place); the general
+// path made five passes over the data (a zeroed vector, its fill, the workspace, an output vector,
+// the Float32Array), about 0.9 ms of a 512 x 512 matmul's 6.6. Anything else takes
+// to_named_inputs, with its conversions and its error messages.
+bool plain_float_inputs(const CompiledGraph& compiled, const val& inputs, std::vector<val>& ordered) {
+  if (inputs.typeOf().as<std::string>() != "object" || inputs.isNull() || inputs.isArray()) return false;
+  const auto& names = compiled.input_names();
+  if (val::global("Object").call<val>("keys", inputs)["length"].as<size_t>() != names.size()) return false;
+  const val f32 = val::global("Float32Array");
+  ordered.clear();
+  for (const std::string& name : names) {
+    val v = inputs[name];
+    if (!v.instanceof (f32) || v["length"].as<double>() != static_cast<double>(shape_numel(compiled.input_shape(name))))
+      return false;
+    ordered.push_back(std::move(v));
+  }
+  return true;
+}
+
 }  // namespace
 
 // ---- Graph ----------------------------------------------------------------------------------
@@ -228,6 +249,19 @@ GraphPtr session_compile_hir(Session& session, const HirModule& module, const va
 
 val compiled_run(const CompiledGraph& compiled, const val& inputs) {
   return guarded([&] {
+    std::vector<val> ordered;
+    if (plain_float_inputs(compiled, inputs, ordered)) {
+      val out = val::array();
+      const val f32 = val::global("Float32Array");
+      compiled.run_in_place(
+          [&](size_t k, std::span<float> dest) {
+            val(emscripten::typed_memory_view(dest.size(), dest.data())).call<void>("set", ordered[k]);
+          },
+          [&](size_t j, std::span<const float> values) {
+            out.set(j, f32.new_(emscripten::typed_memory_view(values.size(), values.data())));
+          });
+      return out;
+    }
     std::vector<std::string> names;
     std::vector<OwnedTensor> data;
     return from_outputs(compiled.run(to_named_inputs(inputs, names, data, "run")));

@@ -114,6 +114,29 @@ test('wrong-length input throws a JS Error naming the input, and the graph stays
   });
 });
 
+test('run: Float32Array inputs, copied straight into the run, and converted Int32Array inputs give the same outputs', () => {
+  const g = new Graph();
+  const x = g.input('x', [3, 4]), k = g.input('k', [3, 4]);
+  g.output('y', g.relu(g.matmul(g.add(x, k), g.param('w', [4, 2]))));
+  g.output('s', g.softmax(x, -1));
+  const compiled = new Session(Device.Cpu).compile(g);
+  compiled.setParam('w', Float32Array.from({ length: 8 }, (_, i) => (i % 3) - 1));
+  const xs = Float32Array.from({ length: 12 }, (_, i) => i - 5), ks = Int32Array.from({ length: 12 }, (_, i) => 2 * i);
+  const fast = compiled.run({ x: xs, k: Float32Array.from(ks) });  // every input a Float32Array of its size
+  const converted = compiled.run({ x: xs, k: ks });                // an Int32Array: converted first
+  assert.equal(fast.length, 2);
+  assert.deepEqual(fast.map((o) => Array.from(o)), converted.map((o) => Array.from(o)));
+  // Row 0: x + k = [-5, -2, 1, 4]; w = [[-1, 0], [1, -1], [0, 1], [-1, 0]]; relu([-1, 3]).
+  assert.deepEqual(Array.from(fast[0]).slice(0, 2), [0, 3]);
+  assert.ok(fast[0] instanceof Float32Array && fast[1] instanceof Float32Array);
+  // The results are the caller's: a later run does not change them.
+  const kept = Array.from(fast[1]);
+  compiled.run({ x: new Float32Array(12).fill(9), k: new Float32Array(12) });
+  assert.deepEqual(Array.from(fast[1]), kept);
+  compiled.delete();
+  g.delete();
+});
+
 test('unknown, missing and non-Float32Array inputs throw JS Errors', () => {
   withCompiled(Device.Cpu, reluGraph([2]), (compiled) => {
     assert.throws(() => compiled.run({ x: new Float32Array(2), z: new Float32Array(2) }),

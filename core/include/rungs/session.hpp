@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -107,6 +108,13 @@ class CompiledGraph {
   // ParamNotSet, and InvalidArgument for an integer input value f32 cannot hold exactly (|v| >
   // 2^24), naming the input and the value. Safe to call from several threads at once.
   std::vector<std::vector<float>> run(std::span<const NamedInput> inputs) const;
+  // run() without its copies, for callers that hold the data elsewhere (the npm package's
+  // Float32Arrays): fill(k, dest) writes input k (input_names() order; dest has its compiled
+  // size) straight into the run's workspace, and take(j, values) reads output j (output_names()
+  // order) from it, valid only during the call. Throws ParamNotSet as run() does; filling every
+  // input is the caller's part. Safe to call from several threads at once.
+  void run_in_place(const std::function<void(size_t, std::span<float>)>& fill,
+                    const std::function<void(size_t, std::span<const float>)>& take) const;
   // Runs `repetitions` times (after one warm-up run) with every kernel timed; one entry per kernel
   // in execution order. The same checks as run(); repetitions must be in [1, 100000].
   std::vector<KernelProfile> profile(std::span<const NamedInput> inputs, int repetitions = 20) const;
