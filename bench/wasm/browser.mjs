@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 
 import { parseOptions } from './lib/harness.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
+import { waitForQuiet } from './lib/timing.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const pkgDir = process.env.RUNGS_NPM ? resolve(process.env.RUNGS_NPM) : join(repo, 'build/wasm-release/npm');
@@ -197,18 +198,6 @@ function groupCpuMs(pgid) {
   return ticks * 10;
 }
 
-// Waits until group `pgid` uses less than a tenth of a core over 200 ms (V8 compiling wasm in the
-// background), at most a minute: {ms, quiet}.
-async function groupQuiet(pgid) {
-  const t0 = performance.now();
-  for (;;) {
-    const c0 = groupCpuMs(pgid);
-    await new Promise((r) => setTimeout(r, 200));
-    const quiet = groupCpuMs(pgid) - c0 < 20;
-    if (quiet || performance.now() - t0 > 60_000) return { ms: performance.now() - t0, quiet };
-  }
-}
-
 // Serves `html` at / (with the COOP/COEP headers that make it cross-origin isolated when
 // `isolated`), the package at /pkg/, the repository's examples at /examples/ and whatever
 // `extra(path)` maps to a file or {body}; opens it in headless Chromium; returns what the page
@@ -232,7 +221,7 @@ async function inChromium({ html, isolated = true, query = '', extra = () => nul
     }
     const url = req.url.split('?')[0];
     if (url === '/quiet') {
-      groupQuiet(browser.pid).then((q) => res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(q)));
+      waitForQuiet({ cpuMs: () => groupCpuMs(browser.pid) }).then((q) => res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(q)));
       return;
     }
     if (url === '/' || url === '/index.html') return res.writeHead(200, { 'content-type': 'text/html', ...headers }).end(html);

@@ -32,18 +32,22 @@ async function call(fn) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+const processCpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+
 /**
- * Waits until the process is idle: less than `busyFraction` of a core in a `windowMs` window
- * (V8 compiling the engines' wasm on its background threads, lib/eager-wasm.mjs), at most `maxMs`.
- * Returns {ms, quiet}.
+ * Waits until `cpuMs()` (CPU ms used so far: this process's by default) grows by less than
+ * `busyFraction` of a core in a `windowMs` window (V8 compiling the engines' wasm on its background
+ * threads, lib/eager-wasm.mjs), at most `maxMs`. Returns {ms, quiet}.
  */
-export async function waitForQuiet({ windowMs = 200, busyFraction = 0.1, maxMs = 60_000 } = {}) {
+export async function waitForQuiet({ cpuMs = processCpuMs, windowMs = 200, busyFraction = 0.1, maxMs = 60_000 } = {}) {
   const t0 = performance.now();
   for (;;) {
-    const c0 = process.cpuUsage();
+    const c0 = cpuMs();
     await sleep(windowMs);
-    const c = process.cpuUsage(c0);
-    const quiet = (c.user + c.system) / 1000 < busyFraction * windowMs;
+    const quiet = cpuMs() - c0 < busyFraction * windowMs;
     if (quiet || performance.now() - t0 > maxMs) return { ms: performance.now() - t0, quiet };
   }
 }
