@@ -96,9 +96,9 @@ test('the demo settings and outputs in headless Chromium', { timeout: 600_000 },
     }
     // The compare table shows them, and the mean ± sd of the totals.
     await page.waitForFunction(() => [...document.querySelectorAll('#compare-table td[data-field="p99"]')].every((td) => td.dataset.value !== ''));
-    const cmp = await page.$$eval('#compare-table tbody tr', (trs) => trs.map((tr) => Object.fromEntries(
+    const cmp = await page.evaluate(() => [...document.querySelectorAll('#compare-table tbody tr')].map((tr) => Object.fromEntries(
       [...tr.querySelectorAll('td[data-field]')].map((td) => [td.dataset.field, td.dataset.value === '' ? null : Number(td.dataset.value)]))));
-    const heads = await page.$$eval('#compare-table thead th', (ths) => ths.map((th) => th.textContent));
+    const heads = await page.evaluate(() => [...document.querySelectorAll('#compare-table thead th')].map((th) => th.textContent));
     for (const h of ['p50', 'p90', 'p99', 'Total, mean ± sd of 3']) assert.ok(heads.includes(h), `compare table has ${h}: ${heads}`);
     snap.schemes.forEach((s, i) => {
       assert.equal(cmp[i].p50, s.latency.p50);
@@ -234,13 +234,13 @@ test('the demo settings and outputs in headless Chromium', { timeout: 600_000 },
     await page.emulateMedia({ media: 'print' });
     await page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
     assert.equal(await page.evaluate(() => getComputedStyle(document.getElementById('controls')).display), 'none');
-    const printWidths = await page.$$eval('.chart', (els) => els.map((e) => e.dataset.printWidth));
+    const printWidths = await page.evaluate(() => [...document.querySelectorAll('.chart')].map((e) => e.dataset.printWidth));
     assert.deepEqual(printWidths, printWidths.map(() => '680'), 'every chart drawn at the print width');
     const pdf = await page.pdf({ path: `${artifacts}/print.pdf`, format: 'A4', printBackground: true });
     assert.ok(pdf.length > 50_000, `the printed page has the charts (${pdf.length} bytes)`);
     await page.evaluate(() => window.dispatchEvent(new Event('afterprint')));
     await page.emulateMedia({ media: null });
-    assert.deepEqual(await page.$$eval('.chart', (els) => els.map((e) => e.dataset.printWidth)), printWidths.map(() => ''));
+    assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('.chart')].map((e) => e.dataset.printWidth)), printWidths.map(() => ''));
 
     assert.deepEqual(problems, [], 'no console errors or warnings, no page errors, no failed requests');
   } finally {

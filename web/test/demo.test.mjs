@@ -43,7 +43,7 @@ async function finishedRun(page, after, count = null) {
 
 // The bucket table of the scheme shown, as numbers: [{ bucket, runs, hits, ... }].
 function bucketTable(page) {
-  return page.$$eval('#bucket-table tbody tr', (trs) => trs.map((tr) => {
+  return page.evaluate(() => [...document.querySelectorAll('#bucket-table tbody tr')].map((tr) => {
     const row = { bucket: Number(tr.dataset.bucket) };
     for (const td of tr.querySelectorAll('td[data-value]')) row[td.dataset.field] = Number(td.dataset.value);
     return row;
@@ -51,7 +51,7 @@ function bucketTable(page) {
 }
 
 function compareTable(page) {
-  return page.$$eval('#compare-table tbody tr', (trs) => trs.map((tr) => {
+  return page.evaluate(() => [...document.querySelectorAll('#compare-table tbody tr')].map((tr) => {
     const row = { scheme: Number(tr.dataset.scheme) };
     for (const td of tr.querySelectorAll('td[data-value]')) row[td.dataset.field] = td.dataset.value === '' ? null : Number(td.dataset.value);
     return row;
@@ -215,7 +215,7 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
     await page.waitForTimeout(700);  // let the debounced plan settle
 
     // Every control has a label (its accessible name), and the form runs from the keyboard.
-    const unlabelled = await page.$$eval('input, select, textarea, button', (els) => els
+    const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
       .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
       .map((e) => e.id || e.outerHTML.slice(0, 60)));
     assert.deepEqual(unlabelled, [], 'controls without a label');
@@ -308,7 +308,9 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
     const width = await phone.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(width <= 390, `no horizontal scrolling at 390 px (page is ${width} px wide)`);
     // Tables fit, or scroll inside their card: no table box reaches past the screen's edge.
-    const tables = await phone.$$eval('.table-wrap', (ws) => ws.map((w) => {
+    // One evaluation, not $$eval: $$eval queries and maps in two round trips, and a re-render in
+    // between (the bucket report arriving after the run) leaves detached elements with no card.
+    const tables = await phone.evaluate(() => [...document.querySelectorAll('.table-wrap')].map((w) => {
       const r = w.getBoundingClientRect();
       const card = w.closest('.panel').getBoundingClientRect();
       return { id: w.querySelector('table').id || 'report', left: r.left, right: r.right, cardRight: card.right, scrolls: w.scrollWidth > w.clientWidth };

@@ -77,7 +77,7 @@ test('the demo loads a chosen or dropped .onnx file and runs it', { timeout: 600
     const snap = await finishedRun(page, before);
     assert.equal(snap.status, 'done', `the run ended as ${snap.status}`);
     assert.equal(snap.model, 'onnx');
-    const rows = await page.$$eval('#bucket-table tbody tr', (trs) => trs.map((tr) => {
+    const rows = await page.evaluate(() => [...document.querySelectorAll('#bucket-table tbody tr')].map((tr) => {
       const row = {};
       for (const td of tr.querySelectorAll('td[data-value]')) row[td.dataset.field] = Number(td.dataset.value);
       return row;

@@ -107,7 +107,7 @@ test('real text mode: token counts, buckets and waste of the chosen ladder; a mi
     assert.ok(Math.abs(s.waste - padded / real) < 1e-9, `waste ${s.waste} = ${padded} / ${real}`);
     assert.equal(Number(await page.getAttribute('#text-waste', 'data-value')), s.waste);
     assert.equal(await page.textContent('#text-tokens'), String(real));
-    const rows = await page.$$eval('#text-table tbody tr', (trs) => trs.map((tr) => Number(tr.dataset.tokens)));
+    const rows = await page.evaluate(() => [...document.querySelectorAll('#text-table tbody tr')].map((tr) => Number(tr.dataset.tokens)));
     assert.deepEqual(rows, ref.tokens, 'the table shows the counts');
 
     // Another ladder from the demo's scheme editor: a list 4, 16, 64 puts them in its buckets.
