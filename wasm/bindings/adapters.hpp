@@ -103,6 +103,7 @@ GraphPtr session_compile(Session& session, const Graph& graph, const val& option
 GraphPtr session_compile_hir(Session& session, const HirModule& module, const val& options);
 
 val compiled_run(const CompiledGraph& compiled, const val& inputs);  // {name: Float32Array}
+void compiled_run_staged(const CompiledGraph& compiled);             // run()'s fast path, see index.js
 val compiled_run_rows(const CompiledGraph& compiled, const val& inputs, const val& rows);
 void compiled_set_param(CompiledGraph& compiled, const std::string& name, const val& data);
 val compiled_input_names(const CompiledGraph& compiled);

@@ -1,10 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 // Graph, HirModule, Session and CompiledGraph adapters (see adapters.hpp).
+#include <emscripten/emscripten.h>
+
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "adapters.hpp"
+
+// run()'s fast path (index.js, CompiledGraph.run): when every input is a Float32Array of its
+// compiled size, named once and nothing else, JS hands them over in input_names() order in
+// Module.rungsStagedIn and calls _runStaged. Each input is then copied once, by TypedArray.set,
+// straight into the run's workspace, and each output once out of it, into Module.rungsStagedOut.
+// Nothing crosses the boundary but two integers per tensor: the Embind `val` path this replaced
+// (type checks, Object.keys, a property read and a method call per input, each a JS round trip)
+// cost about 8 us per call, the whole of a 4 x 4 matmul's run. wasmMemory.buffer, not HEAPF32:
+// in the threaded build another thread may have grown the memory since this thread's views.
+// clang-format off
+EM_JS(void, rungs_staged_fill, (size_t k, float* dest, size_t n), {
+  new Float32Array(wasmMemory.buffer, dest >>> 0, n).set(Module["rungsStagedIn"][k]);
+});
+EM_JS(void, rungs_staged_take, (size_t j, const float* values, size_t n), {
+  Module["rungsStagedOut"][j] = new Float32Array(wasmMemory.buffer, values >>> 0, n).slice();
+});
+// clang-format on
 
 namespace rungs::wasm {
 namespace {
@@ -35,27 +55,6 @@ std::vector<NamedInput> to_named_inputs(const val& inputs, std::vector<std::stri
   std::vector<NamedInput> named(n);
   for (unsigned i = 0; i < n; ++i) named[i] = {names[i], data[i].view()};
   return named;
-}
-
-// run()'s fast path: when every input is a Float32Array of its compiled size, named once, and
-// nothing else is given, `ordered` gets them in input_names() order. Each is then copied once into
-// the run's workspace and each output once out of it (CompiledGraph::run_in_place); the general
-// path made five passes over the data (a zeroed vector, its fill, the workspace, an output vector,
-// the Float32Array), about 0.9 ms of a 512 x 512 matmul's 6.6. Anything else takes
-// to_named_inputs, with its conversions and its error messages.
-bool plain_float_inputs(const CompiledGraph& compiled, const val& inputs, std::vector<val>& ordered) {
-  if (inputs.typeOf().as<std::string>() != "object" || inputs.isNull() || inputs.isArray()) return false;
-  const auto& names = compiled.input_names();
-  if (val::global("Object").call<val>("keys", inputs)["length"].as<size_t>() != names.size()) return false;
-  const val f32 = val::global("Float32Array");
-  ordered.clear();
-  for (const std::string& name : names) {
-    val v = inputs[name];
-    if (!v.instanceof (f32) || v["length"].as<double>() != static_cast<double>(shape_numel(compiled.input_shape(name))))
-      return false;
-    ordered.push_back(std::move(v));
-  }
-  return true;
 }
 
 }  // namespace
@@ -249,22 +248,18 @@ GraphPtr session_compile_hir(Session& session, const HirModule& module, const va
 
 val compiled_run(const CompiledGraph& compiled, const val& inputs) {
   return guarded([&] {
-    std::vector<val> ordered;
-    if (plain_float_inputs(compiled, inputs, ordered)) {
-      val out = val::array();
-      const val f32 = val::global("Float32Array");
-      compiled.run_in_place(
-          [&](size_t k, std::span<float> dest) {
-            val(emscripten::typed_memory_view(dest.size(), dest.data())).call<void>("set", ordered[k]);
-          },
-          [&](size_t j, std::span<const float> values) {
-            out.set(j, f32.new_(emscripten::typed_memory_view(values.size(), values.data())));
-          });
-      return out;
-    }
     std::vector<std::string> names;
     std::vector<OwnedTensor> data;
     return from_outputs(compiled.run(to_named_inputs(inputs, names, data, "run")));
+  });
+}
+
+void compiled_run_staged(const CompiledGraph& compiled) {
+  guarded([&] {
+    compiled.run_in_place([](size_t k, std::span<float> dest) { rungs_staged_fill(k, dest.data(), dest.size()); },
+                          [](size_t j, std::span<const float> values) {
+                            rungs_staged_take(j, values.data(), values.size());
+                          });
   });
 }
 

@@ -118,6 +118,7 @@ EMSCRIPTEN_BINDINGS(rungs) {
   class_<CompiledGraph>("CompiledGraph")
       .smart_ptr<GraphPtr>("CompiledGraphPtr")
       .function("run", &compiled_run)
+      .function("_runStaged", &compiled_run_staged)
       .function("runRows", &compiled_run_rows)
       .function("setParam", &compiled_set_param)
       .function("inputNames", &compiled_input_names)

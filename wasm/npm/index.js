@@ -419,6 +419,56 @@ export const Graph = wrapClass('Graph');
 export const HirModule = wrapClass('HirModule');
 export const Session = wrapClass('Session');
 export const CompiledGraph = wrapClass('CompiledGraph');
+
+// CompiledGraph.run's fast path. When the inputs are exactly the graph's inputs, each a
+// Float32Array of its compiled size, the checks happen here in JS and the C++ side (_runStaged,
+// wasm/bindings/graph_adapters.cpp) copies each input once into the run's workspace and each
+// output once out of it, with nothing else crossing between JS and wasm. Anything else (other
+// typed arrays, a wrong size, a missing or unknown name) takes the general path, whose
+// conversions and error messages are the C++ ones.
+{
+  const proto = wasm.CompiledGraph.prototype;
+  const general = proto.run;
+  const staged = proto._runStaged;
+  delete proto._runStaged;
+  const plans = new WeakMap();  // handle -> {names, sizes}, fixed once compiled
+  const plan = (compiled) => {
+    let p = plans.get(compiled);
+    if (!p) {
+      const names = compiled.inputNames();
+      p = { names, sizes: names.map((n) => compiled.inputShape(n).reduce((a, b) => a * b, 1)) };
+      plans.set(compiled, p);
+    }
+    return p;
+  };
+  const plainInputs = (compiled, inputs) => {
+    if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) return null;
+    if (!isHandle(compiled) || compiled.isDeleted()) return null;
+    const { names, sizes } = plan(compiled);
+    if (Object.keys(inputs).length !== names.length) return null;
+    const ordered = new Array(names.length);
+    for (let k = 0; k < names.length; ++k) {
+      const v = Object.hasOwn(inputs, names[k]) ? inputs[names[k]] : undefined;
+      if (!(v instanceof Float32Array) || v.length !== sizes[k]) return null;
+      ordered[k] = v;
+    }
+    return ordered;
+  };
+  proto.run = function run(...args) {
+    const ordered = args.length === 1 ? plainInputs(this, args[0]) : null;
+    if (!ordered) return general.apply(this, args);
+    wasm.rungsStagedIn = ordered;
+    wasm.rungsStagedOut = [];
+    try {
+      staged.call(this);
+      return wasm.rungsStagedOut;
+    } finally {
+      wasm.rungsStagedIn = null;
+      wasm.rungsStagedOut = null;
+    }
+  };
+  Object.defineProperty(proto.run, 'name', { value: 'CompiledGraph.run' });
+}
 export const Model = wrapClass('Model');
 export const BucketedCompileCache = wrapClass('BucketedCompileCache');
 export const UnigramTokenizer = wrapClass('UnigramTokenizer');

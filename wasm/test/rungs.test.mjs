@@ -133,6 +133,34 @@ test('run: Float32Array inputs, copied straight into the run, and converted Int3
   const kept = Array.from(fast[1]);
   compiled.run({ x: new Float32Array(12).fill(9), k: new Float32Array(12) });
   assert.deepEqual(Array.from(fast[1]), kept);
+  // ... and each owns its memory: not a view into the wasm heap (shared in the threaded variant).
+  for (const o of fast) {
+    assert.ok(!(o.buffer instanceof SharedArrayBuffer) && o.byteOffset === 0 && o.buffer.byteLength === o.byteLength);
+  }
+  // A Float32Array that is a window on a larger buffer is read from its own offset.
+  const window = new Float32Array(20).fill(1e9);
+  window.set(xs, 4);
+  assert.deepEqual(compiled.run({ x: window.subarray(4, 16), k: Float32Array.from(ks) }).map((o) => Array.from(o)),
+    converted.map((o) => Array.from(o)));
+  // The helper behind the fast path is not part of the API.
+  assert.equal(compiled._runStaged, undefined);
+  compiled.delete();
+  assert.throws(() => compiled.run({ x: xs, k: Float32Array.from(ks) }), (e) => e instanceof Error && /deleted/.test(e.message));
+  g.delete();
+});
+
+test('run: Float32Array inputs large enough to grow the wasm memory reach the run intact', () => {
+  // 2 x 16 MiB of input and output and as much arena: more than the module's initial 16 MiB heap.
+  const n = 2048 * 2048;
+  const g = new Graph();
+  g.output('y', g.relu(g.input('x', [2048, 2048])));
+  const compiled = new Session(Device.Cpu).compile(g);
+  const x = Float32Array.from({ length: n }, (_, i) => (i % 7) - 3);
+  const [y] = compiled.run({ x });
+  assert.equal(y.length, n);
+  let bad = -1;
+  for (let i = 0; i < n && bad < 0; ++i) if (y[i] !== Math.max(0, (i % 7) - 3)) bad = i;
+  assert.equal(bad, -1, `y[${bad}] = ${y[bad]}`);
   compiled.delete();
   g.delete();
 });
