@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Flags for the whole WebAssembly build (included from the top-level CMakeLists.txt under
 # Emscripten only).
-#   -fexceptions   rungs reports every user mistake with rungs::Error; Emscripten's default
-#                  (DISABLE_EXCEPTION_CATCHING) would abort instead. Every object, GoogleTest
-#                  included (scripts/setup builds it with the same flag), must use it.
+#   -fwasm-exceptions  rungs reports every user mistake with rungs::Error; Emscripten's default
+#                  (DISABLE_EXCEPTION_CATCHING) would abort instead. WebAssembly's own exception
+#                  handling, not Emscripten's JS-based -fexceptions: with that, every call that
+#                  may throw from a function with a cleanup (a destructor to run, a catch) went
+#                  out to a JS trampoline (invoke_*) and back in, each kernel call of a run and
+#                  each parallel part among them. Every object, GoogleTest and protobuf-lite
+#                  included (scripts/setup builds them with the same flag), must use it.
 #   -msimd128      on every translation unit, not only the kernels: xsimd then sees one
 #                  architecture (wasm) everywhere, so no inline function is compiled two ways.
 #   ALLOW_MEMORY_GROWTH  models and arenas are sized at run time.
@@ -15,8 +19,8 @@
 #                  (wasm-ld refuses shared memory if one lacks atomics), so GoogleTest comes from
 #                  .deps/googletest-wasm-mt. Memory growth with threads makes JS views of the heap
 #                  re-check its size on every access; the kernels run in wasm, so that costs little.
-add_compile_options(-fexceptions -msimd128)
-add_link_options(-fexceptions -sALLOW_MEMORY_GROWTH=1)
+add_compile_options(-fwasm-exceptions -msimd128)
+add_link_options(-fwasm-exceptions -sALLOW_MEMORY_GROWTH=1)
 if(RUNGS_WASM_THREADS)
   add_compile_options(-pthread)
   add_link_options(-pthread)

@@ -28,7 +28,8 @@ target_link_libraries(rungs_api INTERFACE Threads::Threads)
 # npm package small (docs/building.md) at no measurable cost: the kernels and the executor, where a
 # run spends its time, keep -O3. Not for a layer that moves a model's weights (model, import/onnx,
 # import/tfjs): at -Oz libc++'s vector loops keep one out-of-line call per element, which with
-# -fexceptions crosses into JS and back, and USE Lite's 27 MB took 1.5 s to load (docs/onnx.md).
+# -fexceptions (the exception mode then) crossed into JS and back, and USE Lite's 27 MB took 1.5 s
+# to load (docs/onnx.md).
 function(rungs_layer name)
   cmake_parse_arguments(ARG "COLD" "" "OWNS;DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(${name} OBJECT)

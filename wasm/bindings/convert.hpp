@@ -12,9 +12,10 @@
 //  - every rungs::Error (or other C++ exception) is caught in the bound function (`guarded`),
 //    which records its message and ErrorCode name and returns normally with an empty value;
 //    index.js wraps every bound function and throws the recorded error as a JS Error (message,
-//    and `code` = "ShapeMismatch", ...). Nothing is thrown through wasm frames: a JS exception
-//    unwinding them would skip C++ destructors (leaking the call's arguments and temporaries),
-//    and one escaping C++ would reach JS as a bare number.
+//    and `code` = "ShapeMismatch", ...). Nothing is thrown through wasm frames in either
+//    direction: one escaping C++ would reach JS as an opaque WebAssembly.Exception, with no
+//    message or code, and a JS exception unwinding C++ frames leaves whatever they were doing
+//    (a compile, a cache's bucket) half done.
 #pragma once
 
 #include <emscripten/val.h>
