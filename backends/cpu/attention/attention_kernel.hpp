@@ -21,14 +21,22 @@ namespace attention_detail {
 
 constexpr int64_t kQueryBlock = 128;  // queries sharing one transposed key tile
 constexpr int kScoreBatches = 4;      // key vectors whose scores one pass over the head dim makes
-constexpr int kPasses = 1;            // such passes per key tile (2 and 4, 128 and 256 keys on AVX-512, measured slower)
+constexpr int64_t kTileKeys = 64;     // keys per tile (AttentionKernel::kKeys)
 
 template <class A>
 class AttentionKernel final : public Kernel {
   using B = vfloat<A>;
   static constexpr int64_t W = B::size;
-  // Keys per tile: the softmax's reductions and the rescaling of the output run once per tile.
-  static constexpr int64_t kKeys = kPasses * kScoreBatches * W;
+  // Keys per pass over the head dim: kScoreBatches vectors.
+  static constexpr int64_t kPassKeys = kScoreBatches * W;
+  // Keys per tile: the softmax's reductions, the rescaling of the output and the reload of its
+  // accumulators run once per tile. 64 on every ISA: one pass on AVX-512 (two and four, 128 and
+  // 256 keys, measured slower), two on AVX2, four on SSE and wasm, where one pass of 32 and 16
+  // keys left those fixed costs a large share (encoder attention at 256 tokens in wasm 2.5 ->
+  // 1.9 ms; bench_attention at S=256 on SSE4.2 22 -> 25 GFLOP/s, on AVX2 47 -> 51).
+  static constexpr int64_t kKeys = kTileKeys;
+  static constexpr int kPasses = static_cast<int>(kKeys / kPassKeys);
+  static_assert(kKeys % kPassKeys == 0);
   // Queries computed together: their scores and outputs share every load of a key and value row.
   // 4 x 4 score accumulators (+ 4 key vectors and a broadcast) fit AVX-512's 32 registers; 2 x 4
   // fit the 16 of AVX2, SSE and wasm.
@@ -112,13 +120,15 @@ class AttentionKernel final : public Kernel {
     std::fill(sc.acc.begin(), sc.acc.end(), 0.f);
     for (int64_t k0 = 0; k0 < key_end; k0 += kKeys) {
       const int64_t kb = std::min(kKeys, key_end - k0);
-      // The key tile, transposed to [dh, kKeys]; missing keys are zero and their bias -inf.
+      // The key tile, transposed to [dh, kKeys]; missing keys up to the end of the last pass that
+      // has keys are zero and their bias -inf (passes past it are skipped).
+      const int64_t kpad = (kb + kPassKeys - 1) / kPassKeys * kPassKeys;
       for (int64_t d = 0; d < dh; ++d) {
         float* row = sc.kt.data() + d * kKeys;
         for (int64_t j = 0; j < kb; ++j) row[j] = k[(k0 + j) * e + d];
-        std::fill(row + kb, row + kKeys, 0.f);
+        std::fill(row + kb, row + kpad, 0.f);
       }
-      for (int64_t j = 0; j < kKeys; ++j)
+      for (int64_t j = 0; j < kpad; ++j)
         sc.bias[j] = j < kb && (!mask || mask[k0 + j] >= 0.5f) ? 0.f : kNegInf;
       int64_t r = 0;
       for (; r + kGroup <= i1 - i0; r += kGroup) group<kGroup>(i0, r, k0, kb, shift, v + k0 * ev, ev, sc);
