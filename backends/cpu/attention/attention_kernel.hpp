@@ -207,7 +207,7 @@ class AttentionKernel final : public Kernel {
       B sum(0.f);
       const B m(m_new);
       for (int64_t u = 0; u < tile_vectors; ++u) {
-        const B p = xsimd::exp(B::load_unaligned(score + u * W) - m);
+        const B p = vmath::exp_nonpositive(B::load_unaligned(score + u * W) - m);
         p.store_unaligned(score + u * W);
         sum += p;
       }

@@ -17,6 +17,28 @@ constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kSqrt2OverPi = 0.79788456080286536f;
 constexpr float kGeluTanhCubic = 0.044715f;
 
+// exp(x) for x <= 0 (or NaN: NaN), as the softmaxes and erfc below need it: x - max, -z^2 + P.
+// k = round(x / ln 2) by adding a magic number whose low mantissa bits then hold k + 127, which a
+// shift turns into 2^k; exp(r), r = x - k ln 2 (two-part ln 2), by xsimd's degree-5 polynomial.
+// Below -87.34 (2^-126, float's smallest normal) the result is 0, so -inf gives 0; xsimd::exp
+// returns denormals down to -88.4. No range checks for overflow, no float-to-int conversion, no
+// emulated rounding (xsimd's nearbyint is generic bit arithmetic on wasm): the softmax of the
+// encoder's attention in wasm spent about a fifth of its time in xsimd::exp.
+template <class B>
+inline B exp_nonpositive(const B& x) {
+  const B magic(12583039.f);  // 1.5 * 2^23 + 127: n's low bits hold round(x / ln 2) + 127
+  const B n = xsimd::fma(x, B(1.44269504088896341f), magic);
+  const B k = n - magic;
+  B r = xsimd::fnma(k, B(0.693359375f), x);  // ln 2 in two parts (xsimd's log_2hi, log_2lo)
+  r = xsimd::fnma(k, B(-2.12194440e-4f), r);
+  B y = xsimd::fma(B(1.3997796e-03f), r, B(8.3955629e-03f));
+  y = xsimd::fma(y, r, B(4.1665401e-02f));
+  y = xsimd::fma(y, r, B(1.6666277e-01f));
+  y = xsimd::fma(y, r, B(0.5f));
+  const B e = B(1.f) + xsimd::fma(y, r * r, r);
+  const B scale = xsimd::bitwise_cast<float>(xsimd::bitwise_cast<int32_t>(n) << 23);
+  return xsimd::select(x < B(-87.3365402f), B(0.f), e * scale);
+}
 template <class B>
 inline B sigmoid(const B& x) {
   return B(1.f) / (B(1.f) + xsimd::exp(-x));
@@ -41,7 +63,7 @@ inline B erfc_nonnegative(const B& z) {
   const B p45 = xsimd::fma(B(0.27886807f), t, B(-0.18628806f)), p67 = xsimd::fma(B(1.48851587f), t, B(-1.13520398f));
   const B p89 = xsimd::fma(B(0.17087277f), t, B(-0.82215223f));
   const B p = xsimd::fma(p89, t8, xsimd::fma(xsimd::fma(p67, t2, p45), t4, xsimd::fma(p23, t2, p01)));
-  return t * xsimd::exp(xsimd::fnma(z, z, p));
+  return t * exp_nonpositive(xsimd::fnma(z, z, p));
 }
 // erf-exact GELU: x/2 * (1 + erf(x / sqrt 2)), computed as x/2 * erfc(-x / sqrt 2): for x below
 // about -3, 1 + erf(x / sqrt 2) cancels to a few float ulps of 1 and lost up to 10% of a (tiny)

@@ -23,13 +23,13 @@ void softmax_row(const float* x, float* y, size_t n) {
   B sum(0.f), tail(0.f);
   size_t i = 0;
   for (; i + W <= n; i += W) {
-    B e = xsimd::exp(B::load_unaligned(x + i) - m);
+    B e = vmath::exp_nonpositive(B::load_unaligned(x + i) - m);
     e.store_unaligned(y + i);
     sum += e;
   }
   const size_t rest = n - i;
   if (rest) {
-    tail = keep_first<A>(xsimd::exp(B::load_unaligned(x + i) - m), rest, 0.f);
+    tail = keep_first<A>(vmath::exp_nonpositive(B::load_unaligned(x + i) - m), rest, 0.f);
     sum += tail;
   }
   const B inv(1.f / xsimd::reduce_add(sum));
@@ -44,11 +44,11 @@ void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, size_t 
   B m(-std::numeric_limits<float>::infinity());
   for (int64_t a = 0; a < n; ++a) m = vmath::maximum(m, B::load_unaligned(x + a * inner));
   B sum(0.f);
-  for (int64_t a = 0; a < n; ++a) sum += xsimd::exp(B::load_unaligned(x + a * inner) - m);
+  for (int64_t a = 0; a < n; ++a) sum += vmath::exp_nonpositive(B::load_unaligned(x + a * inner) - m);
   const B inv = B(1.f) / sum;
   for (int64_t a = 0; a < n; ++a) {
     // exp recomputed rather than re-read from y: y past `cols` may belong to another thread.
-    const B r = xsimd::exp(B::load_unaligned(x + a * inner) - m) * inv;
+    const B r = vmath::exp_nonpositive(B::load_unaligned(x + a * inner) - m) * inv;
     if (cols == B::size) r.store_unaligned(y + a * inner);
     else store_tail<A>(y + a * inner, r, cols);
   }
