@@ -136,8 +136,14 @@ const Tensor& Builder::const_in(size_t i, const char* what) {
 std::vector<int64_t> Builder::ints_in(size_t i, const char* what) {
   const Tensor& t = const_in(i, what);
   std::vector<int64_t> out;
-  for (double d : t.v) out.push_back(static_cast<int64_t>(d));
+  for (double d : t.v) out.push_back(int_of(d, what));
   return out;
+}
+
+int64_t Builder::int_of(double d, const char* what) const {
+  const std::optional<int64_t> i = to_int64(d);
+  if (!i) error(ErrorCode::ParseError, std::string("input '") + what + "' holds NaN where an integer is needed");
+  return *i;
 }
 
 int Builder::norm_axis(int64_t axis, size_t rank) const {

@@ -87,6 +87,7 @@ class Builder {
   std::optional<std::vector<int64_t>> attr_ints(const std::string& name) const;
   const Tensor& const_in(size_t i, const char* what);
   std::vector<int64_t> ints_in(size_t i, const char* what);
+  int64_t int_of(double d, const char* what) const;  // to_int64, NaN an error naming `what`
   int norm_axis(int64_t axis, size_t rank) const;
 
   // -------------------------------------------------------------------- values (onnx_builder.cpp)

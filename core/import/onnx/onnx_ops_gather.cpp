@@ -39,7 +39,7 @@ std::vector<int64_t> Builder::nd_rows(const Tensor& indices, const Shape& data, 
   for (size_t q = 0; q < indices.v.size(); q += static_cast<size_t>(k)) {
     int64_t row = 0;
     for (int64_t d = 0; d < k; ++d) {
-      auto i = static_cast<int64_t>(indices.v[q + static_cast<size_t>(d)]);
+      int64_t i = int_of(indices.v[q + static_cast<size_t>(d)], "indices");
       const int64_t dim = data[static_cast<size_t>(d)];
       if (i < 0) i += dim;
       if (i < 0 || i >= dim) error(ErrorCode::OutOfRange, "index " + std::to_string(i) + " is outside dim " + std::to_string(d) + " of " + shape_to_string(data));

@@ -337,6 +337,7 @@ Value Builder::take(Value x, const Shape& xs, int axis, Value ids, const Shape& 
 void Builder::gather() {
   const Val& data = in(0);
   const Val& idx = in(1);
+  if (data.shape.empty()) error(ErrorCode::ShapeMismatch, "data must have rank >= 1, got a scalar");
   const int axis = norm_axis(attr_i("axis", 0), data.shape.size());
   const auto a = static_cast<size_t>(axis);
   const int64_t dim = data.shape.at(a);
@@ -346,9 +347,10 @@ void Builder::gather() {
   if (idx.is_const()) {
     std::vector<int64_t> ids;
     for (double d : idx.c.v) {
-      auto i = static_cast<int64_t>(d);
+      const int64_t given = int_of(d, "indices");
+      int64_t i = given;
       if (i < 0) i += dim;
-      if (i < 0 || i >= dim) error(ErrorCode::OutOfRange, "index " + std::to_string(static_cast<int64_t>(d)) + " is outside [" + std::to_string(-dim) + ", " + std::to_string(dim) + ")");
+      if (i < 0 || i >= dim) error(ErrorCode::OutOfRange, "index " + std::to_string(given) + " is outside [" + std::to_string(-dim) + ", " + std::to_string(dim) + ")");
       ids.push_back(i);
     }
     if (data.is_const()) {

@@ -2,7 +2,9 @@
 // core/import/onnx/onnx_tensor.cpp: element types, shape checks and broadcasting for constants.
 #include "core/import/onnx/onnx_tensor.hpp"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/check.hpp"
 #include "core/numeric/half.hpp"
@@ -60,6 +62,14 @@ void check_shape(const Shape& shape, const std::string& what) {
     }
     n *= d;
   }
+}
+
+std::optional<int64_t> to_int64(double d) {
+  constexpr double kTwo63 = 9223372036854775808.0;  // 2^63, exact as a double
+  if (std::isnan(d)) return std::nullopt;
+  if (d >= kTwo63) return std::numeric_limits<int64_t>::max();
+  if (d < -kTwo63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(d);
 }
 
 float half_to_float(uint16_t bits) { return numeric::f16_to_f32(bits); }

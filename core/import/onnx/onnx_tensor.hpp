@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ Kind kind_of(int type);                 // the kind of a supported type
 // Checks a shape from a file: rank, each dim in [0, kMaxDim], the element count <= kMaxDim.
 // Throws Error(ParseError) "<what>: <problem>".
 void check_shape(const Shape& shape, const std::string& what);
+
+// The int64 a folded value stands for: rounded toward zero and saturated at the int64 range, so
+// a file's INT64_MAX (Slice's "to the end"), which is 2^63 once held as a double, stays
+// INT64_MAX rather than overflowing the conversion. NaN stands for no integer: nullopt.
+std::optional<int64_t> to_int64(double d);
 
 float half_to_float(uint16_t bits);
 float bf16_to_float(uint16_t bits);

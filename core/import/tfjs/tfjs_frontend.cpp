@@ -423,13 +423,18 @@ class Translator {
   }
   std::vector<int64_t> ints_of(size_t i) const {
     std::vector<int64_t> out;
-    for (double d : const_of(i).v) out.push_back(static_cast<int64_t>(d));
+    for (double d : const_of(i).v) out.push_back(int_at(i, d));
     return out;
+  }
+  int64_t int_at(size_t i, double d) const {
+    const std::optional<int64_t> v = onnx_import::to_int64(d);
+    if (!v) fail_at(*node_, ErrorCode::ParseError, "input " + std::to_string(i) + " holds NaN where an integer is needed");
+    return *v;
   }
   int64_t scalar_of(size_t i) const {
     const Tensor& t = const_of(i);
     if (t.v.size() != 1) fail_at(*node_, ErrorCode::ParseError, "input " + std::to_string(i) + " must hold one value");
-    return static_cast<int64_t>(t.v[0]);
+    return int_at(i, t.v[0]);
   }
   std::string const_ints(const std::vector<int64_t>& v) {
     const std::string name = fresh();

@@ -150,6 +150,29 @@ TEST(OnnxBadFiles, ShapeThatDoesNotFold) {
                     "node 'reshape_by_values' (Reshape): input 'shape' ('r') is data-dependent");
 }
 
+// A folded shape holding NaN (a float Constant cast to INT64) names the input and the node; the
+// model that loaded before is untouched (nothing is returned).
+TEST(OnnxBadFiles, NaNWhereAnIntegerIsNeeded) {
+  pb::ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  auto* constant = add_node(g, "Constant", {}, {"shape_f"}, "nan_shape");
+  auto* value = constant->add_attribute();
+  value->set_name("value");
+  value->set_type(pb::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(1);
+  value->mutable_t()->add_dims(2);
+  value->mutable_t()->add_float_data(std::nanf(""));
+  value->mutable_t()->add_float_data(2);
+  auto* cast = add_node(g, "Cast", {"shape_f"}, {"shape"}, "to_int");
+  cast->add_attribute()->set_name("to");
+  cast->mutable_attribute(0)->set_type(pb::AttributeProto::INT);
+  cast->mutable_attribute(0)->set_i(7);
+  add_node(g, "Reshape", {"x", "shape"}, {"y"}, "reshape");
+  expect_load_error(serialize(m), ErrorCode::ParseError,
+                    "node 'reshape' (Reshape): input 'shape' holds NaN where an integer is needed");
+}
+
 TEST(OnnxBadFiles, DimsPastTheLimits) {
   pb::ModelProto m = relu_model();
   auto* in = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();

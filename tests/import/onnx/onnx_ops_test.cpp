@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct In {
   std::vector<float> data;
   bool initializer = false;  // else a graph input (FLOAT, or INT64 when int64)
   bool int64 = false;
+  std::vector<int64_t> int64_data = {};  // an INT64 initializer's values beyond float's range
 };
 
 // One node `op` over `ins` with attributes set by `attrs`, outputs `outs`; returns each output.
@@ -45,6 +47,7 @@ std::vector<std::vector<float>> run_node(const std::string& op, const std::vecto
       t->set_name(i.name);
       t->set_data_type(i.int64 ? 7 : 1);
       for (auto d : i.shape) t->add_dims(d);
+      for (int64_t v : i.int64_data) t->add_int64_data(v);
       for (float v : i.data) {
         if (i.int64) t->add_int64_data(static_cast<int64_t>(v));
         else t->add_float_data(v);
@@ -123,6 +126,28 @@ TEST(OnnxOps, SliceWithNegativeStepAtRunTime) {
                            {"p", {1}, {-2}, true, true}},
                           nullptr, 1);
   EXPECT_EQ(y.at(0), (std::vector<float>{3, 1, 6, 4}));
+}
+
+// Exporters write "to the end" as INT64_MAX and "to the start" as INT64_MIN; held as doubles
+// they are +-2^63, which saturate back rather than overflow the conversion to int64.
+TEST(OnnxOps, SliceToInt64LimitsMeansToTheEnds) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  auto y = run_node("Slice",
+                    {{"x", {2, 3}, k2x3},
+                     {"s", {1}, {1}, true, true},
+                     {"e", {1}, {}, true, true, {kMax}},
+                     {"a", {1}, {1}, true, true}},
+                    nullptr, 1);
+  EXPECT_EQ(y.at(0), (std::vector<float>{2, 3, 5, 6}));
+  y = run_node("Slice",
+               {{"x", {2, 3}, k2x3},
+                {"s", {1}, {}, true, true, {kMax}},
+                {"e", {1}, {}, true, true, {kMin}},
+                {"a", {1}, {1}, true, true},
+                {"p", {1}, {-1}, true, true}},
+               nullptr, 1);
+  EXPECT_EQ(y.at(0), (std::vector<float>{3, 2, 1, 6, 5, 4}));
 }
 
 TEST(OnnxOps, ClipWithBoundsAtRunTimeAndAsConstants) {
