@@ -62,10 +62,17 @@ try {
     const n = 512, g = new r.Graph();
     g.output('c', g.matmul(g.input('a', [n, n]), g.param('b', [n, n])));
     const a = rnd(n * n, 1), b = rnd(n * n, 2);
-    cases.push({ name: 'matmul 512x512x512', flops: 2 * n ** 3, runners: [1, T].map((threads) => {
+    const compiled = [1, T].map((threads) => {
       const c = session.compile(g, { threads });
       c.setParam('b', b);
-      return { threads: c.report().threads, run: () => c.run({ a })[0] };
+      return c;
+    });
+    cases.push({ name: 'matmul 512x512x512', flops: 2 * n ** 3, runners: compiled.map((c) => ({ threads: c.report().threads, run: () => c.run({ a })[0] })) });
+    // The same product into an output array kept across calls: a fresh 1 MiB result faults in a
+    // page per 4 KiB on first write, a serial cost per call that the threads do not share.
+    cases.push({ name: 'matmul 512x512x512 (runInto)', flops: 2 * n ** 3, runners: compiled.map((c) => {
+      const out = [new Float32Array(n * n)];
+      return { threads: c.report().threads, run: () => c.runInto({ a }, out)[0] };
     }) });
   }
   {

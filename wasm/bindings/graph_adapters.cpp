@@ -12,7 +12,8 @@
 // run()'s fast path (index.js, CompiledGraph.run): when every input is a Float32Array of its
 // compiled size, named once and nothing else, JS hands them over in input_names() order in
 // Module.rungsStagedIn and calls _runStaged. Each input is then copied once, by TypedArray.set,
-// straight into the run's workspace, and each output once out of it, into Module.rungsStagedOut.
+// straight into the run's workspace, and each output once out of it, into Module.rungsStagedOut
+// (run) or into the caller's own arrays in Module.rungsStagedInto (runInto: no allocation).
 // Nothing crosses the boundary but two integers per tensor: the Embind `val` path this replaced
 // (type checks, Object.keys, a property read and a method call per input, each a JS round trip)
 // cost about 8 us per call, the whole of a 4 x 4 matmul's run. wasmMemory.buffer, not HEAPF32:
@@ -22,7 +23,10 @@ EM_JS(void, rungs_staged_fill, (size_t k, float* dest, size_t n), {
   new Float32Array(wasmMemory.buffer, dest >>> 0, n).set(Module["rungsStagedIn"][k]);
 });
 EM_JS(void, rungs_staged_take, (size_t j, const float* values, size_t n), {
-  Module["rungsStagedOut"][j] = new Float32Array(wasmMemory.buffer, values >>> 0, n).slice();
+  const view = new Float32Array(wasmMemory.buffer, values >>> 0, n);
+  const into = Module["rungsStagedInto"];
+  if (into) into[j].set(view);
+  else Module["rungsStagedOut"][j] = view.slice();
 });
 // clang-format on
 

@@ -255,6 +255,12 @@ export declare class CompiledGraph implements Deletable {
   private constructor();
   /** One Float32Array per output, in declared order. Inputs are copied in once each. */
   run(inputs: Record<string, InputArray>): Float32Array[];
+  /**
+   * As run, writing into `outputs` (one Float32Array per output, in declared order, each of the
+   * output's element count) and returning it: no array is allocated per call. An output array
+   * may be one of the inputs.
+   */
+  runInto(inputs: Record<string, InputArray>, outputs: Float32Array[]): Float32Array[];
   setParam(name: string, data: Float32Array): void;
   inputNames(): string[];
   outputNames(): string[];

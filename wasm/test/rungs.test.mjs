@@ -149,6 +149,48 @@ test('run: Float32Array inputs, copied straight into the run, and converted Int3
   g.delete();
 });
 
+test('runInto writes run\'s results into the caller\'s arrays, refuses wrong ones and leaves them untouched', () => {
+  const g = new Graph();
+  const x = g.input('x', [3, 4]), k = g.input('k', [3, 4]);
+  g.output('y', g.relu(g.matmul(g.add(x, k), g.param('w', [4, 2]))));
+  g.output('s', g.softmax(x, -1));
+  const compiled = new Session(Device.Cpu).compile(g);
+  compiled.setParam('w', Float32Array.from({ length: 8 }, (_, i) => (i % 3) - 1));
+  const xs = Float32Array.from({ length: 12 }, (_, i) => i - 5), ks = Int32Array.from({ length: 12 }, (_, i) => 2 * i);
+  const expected = compiled.run({ x: xs, k: ks }).map((o) => Array.from(o));
+  const outs = [new Float32Array(6).fill(NaN), new Float32Array(12).fill(NaN)];
+  assert.equal(compiled.runInto({ x: xs, k: Float32Array.from(ks) }, outs), outs);  // the fast path
+  assert.deepEqual(outs.map((o) => Array.from(o)), expected);
+  outs.forEach((o) => o.fill(NaN));
+  compiled.runInto({ x: xs, k: ks }, outs);  // an Int32Array input: the general path, then a copy
+  assert.deepEqual(outs.map((o) => Array.from(o)), expected);
+  // An output may be a window on a larger buffer, and one of the inputs (read before written).
+  const big = new Float32Array(20).fill(7);
+  const inPlace = Float32Array.from(xs);
+  compiled.runInto({ x: inPlace, k: Float32Array.from(ks) }, [big.subarray(2, 8), inPlace]);
+  assert.deepEqual(Array.from(big.subarray(2, 8)), expected[0]);
+  assert.deepEqual([big[0], big[1], big[8]], [7, 7, 7]);
+  assert.deepEqual(Array.from(inPlace), expected[1]);
+  // Wrong outputs: a coded TypeError naming the output and the size; nothing is written.
+  outs.forEach((o) => o.fill(-1));
+  for (const [bad, pattern] of [
+    [[outs[0]], /outputs must be an array of 2 Float32Array\(s\), one per output \(y, s\), got an array of 1/],
+    [[outs[0], new Float32Array(11)], /outputs\[1\] \(output 's'\) must be a Float32Array of 12 values, got one of 11/],
+    [[outs[0], new Float64Array(12)], /outputs\[1\] \(output 's'\) must be a Float32Array of 12 values, got a Float64Array/],
+    [null, /outputs must be an array/],
+  ]) {
+    assert.throws(() => compiled.runInto({ x: xs, k: ks }, bad),
+      (e) => e instanceof TypeError && e.code === 'InvalidArgument' && pattern.test(e.message) && /CompiledGraph\.runInto/.test(e.message));
+  }
+  assert.ok(outs.every((o) => o.every((v) => v === -1)));
+  // A run error (a wrong input size) is run's, and the outputs stay as they were.
+  assert.throws(() => compiled.runInto({ x: new Float32Array(11), k: Float32Array.from(ks) }, outs), (e) => e.code === 'ShapeMismatch');
+  assert.ok(outs.every((o) => o.every((v) => v === -1)));
+  compiled.delete();
+  assert.throws(() => compiled.runInto({ x: xs, k: ks }, outs), (e) => /CompiledGraph\.runInto.*deleted/.test(e.message));
+  g.delete();
+});
+
 test('run: Float32Array inputs large enough to grow the wasm memory reach the run intact', () => {
   // 2 x 16 MiB of input and output and as much arena: more than the module's initial 16 MiB heap.
   const n = 2048 * 2048;
