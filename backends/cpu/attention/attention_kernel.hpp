@@ -19,7 +19,7 @@
 namespace rungs::backend::cpu {
 namespace attention_detail {
 
-constexpr int64_t kQueryBlock = 128;  // queries sharing one transposed key tile
+constexpr int64_t kQueryBlock = kAttentionQueryBlock;  // queries sharing one transposed key tile
 constexpr int kScoreBatches = 4;      // key vectors whose scores one pass over the head dim makes
 constexpr int64_t kTileKeys = 64;     // keys per tile (AttentionKernel::kKeys)
 
@@ -55,7 +55,7 @@ class AttentionKernel final : public Kernel {
     const int64_t dh = qd[2] / p_.heads, dv = in[2].dims[2] / p_.heads;
     const int64_t qblocks = (sq + kQueryBlock - 1) / kQueryBlock;
     const int64_t tasks = batch * p_.heads * qblocks;
-    ctx.parallel_for(tasks, grain_for(kQueryBlock * sk * dh / 4), [&](int64_t t0, int64_t t1) {
+    ctx.parallel_for(tasks, attention_task_grain(sq, sk, dh), [&](int64_t t0, int64_t t1) {
       Scratch sc(dh, dv);
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t qb = t % qblocks, bh = t / qblocks;

@@ -154,6 +154,19 @@ TEST(AttentionKernel, RuntimeExtentSmallerThanCompiled) {
   }
 }
 
+// How many threads share an attention (RunContext::parts_for over its tasks and grain): 16
+// queries over 4 heads of 24 stay on one thread (so do 8 such tasks); 32 and more queries split.
+TEST(AttentionKernel, ShortSequencesStayOnOneThread) {
+  RunContext ctx;
+  ctx.threads = 2;
+  const int64_t heads = 4, dh = 24;
+  EXPECT_EQ(1, ctx.parts_for(heads, attention_task_grain(16, 16, dh)));
+  EXPECT_EQ(2, ctx.parts_for(heads, attention_task_grain(32, 32, dh)));
+  EXPECT_EQ(2, ctx.parts_for(heads, attention_task_grain(64, 64, dh)));
+  EXPECT_EQ(2, ctx.parts_for(heads, attention_task_grain(256, 256, dh)));
+  EXPECT_EQ(1, ctx.parts_for(2 * heads, attention_task_grain(16, 16, dh)));
+}
+
 TEST(AttentionKernel, ThreadsGiveTheSameBitsAsOneThread) {
   for (Isa isa : vector_isas()) {
     Case c{2, 256, 256, 4, 32, true, true};
