@@ -114,7 +114,8 @@ test('wrong-length input throws a JS Error naming the input, and the graph stays
   });
 });
 
-test('run: Float32Array inputs, copied straight into the run, and converted Int32Array inputs give the same outputs', () => {
+// relu((x + k) @ w) and softmax(x), compiled, with w set; x and k [3, 4] (k as an Int32Array).
+function twoOutputGraph() {
   const g = new Graph();
   const x = g.input('x', [3, 4]), k = g.input('k', [3, 4]);
   g.output('y', g.relu(g.matmul(g.add(x, k), g.param('w', [4, 2]))));
@@ -122,6 +123,11 @@ test('run: Float32Array inputs, copied straight into the run, and converted Int3
   const compiled = new Session(Device.Cpu).compile(g);
   compiled.setParam('w', Float32Array.from({ length: 8 }, (_, i) => (i % 3) - 1));
   const xs = Float32Array.from({ length: 12 }, (_, i) => i - 5), ks = Int32Array.from({ length: 12 }, (_, i) => 2 * i);
+  return { g, compiled, xs, ks };
+}
+
+test('run: Float32Array inputs, copied straight into the run, and converted Int32Array inputs give the same outputs', () => {
+  const { g, compiled, xs, ks } = twoOutputGraph();
   const fast = compiled.run({ x: xs, k: Float32Array.from(ks) });  // every input a Float32Array of its size
   const converted = compiled.run({ x: xs, k: ks });                // an Int32Array: converted first
   assert.equal(fast.length, 2);
@@ -150,13 +156,7 @@ test('run: Float32Array inputs, copied straight into the run, and converted Int3
 });
 
 test('runInto writes run\'s results into the caller\'s arrays, refuses wrong ones and leaves them untouched', () => {
-  const g = new Graph();
-  const x = g.input('x', [3, 4]), k = g.input('k', [3, 4]);
-  g.output('y', g.relu(g.matmul(g.add(x, k), g.param('w', [4, 2]))));
-  g.output('s', g.softmax(x, -1));
-  const compiled = new Session(Device.Cpu).compile(g);
-  compiled.setParam('w', Float32Array.from({ length: 8 }, (_, i) => (i % 3) - 1));
-  const xs = Float32Array.from({ length: 12 }, (_, i) => i - 5), ks = Int32Array.from({ length: 12 }, (_, i) => 2 * i);
+  const { g, compiled, xs, ks } = twoOutputGraph();
   const expected = compiled.run({ x: xs, k: ks }).map((o) => Array.from(o));
   const outs = [new Float32Array(6).fill(NaN), new Float32Array(12).fill(NaN)];
   assert.equal(compiled.runInto({ x: xs, k: Float32Array.from(ks) }, outs), outs);  // the fast path
