@@ -21,6 +21,12 @@
 // (|a - b| <= 1e-4 max(1, |b|)) before anything is timed; a mismatch exits 1.
 // `--guard F` (CI's speed guard): only the encoder at two extents, 1 thread; exits 1 if rungs'
 // speed over ORT falls below F x the goal (1.0x) at either.
+// Both engines return every output as a new array. With glibc's default trim threshold the
+// memory the collector frees goes back to the kernel, and a new array's pages fault again (4-10 us
+// each on a 2-vCPU VM, per process by timing: the mlp at 256 ran 115 us or 286-303). The script
+// therefore runs itself again with glibc keeping that memory (MALLOC_TRIM_THRESHOLD_ and
+// MALLOC_MMAP_THRESHOLD_ at 1 GiB) unless the caller set MALLOC_TRIM_THRESHOLD_ (docs/performance.md).
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -35,6 +41,13 @@ import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
 import { ONNX_MODELS, checkOutputs, loadOnnx, onnxInputs, ortSession } from './onnx-models.mjs';
+
+if (process.env.MALLOC_TRIM_THRESHOLD_ === undefined) {
+  const keep = String(1 << 30);
+  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    { stdio: 'inherit', env: { ...process.env, MALLOC_TRIM_THRESHOLD_: keep, MALLOC_MMAP_THRESHOLD_: keep } });
+  process.exit(child.status ?? 1);
+}
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../..');
