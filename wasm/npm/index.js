@@ -2,7 +2,8 @@
 // rungs for JavaScript: the Embind module (wasm/bindings), instantiated once when this module is
 // imported, with a thin layer that makes it behave like a JS library:
 //  - errors: the C++ side catches every exception and records it; each bound call here throws it
-//    as a JS Error with the C++ message and `code` (nothing is thrown through wasm frames);
+//    as a JS Error with the C++ message (in this package's names: inPackageTerms) and `code`
+//    (nothing is thrown through wasm frames);
 //  - optional arguments get the C++ defaults (Embind itself wants every argument);
 //  - build callbacks are guarded: an exception a build throws is held while the cache unwinds
 //    normally, then rethrown unchanged;
@@ -283,12 +284,34 @@ function checkArgs(who, args, all = false) {
   });
 }
 
-function takeError() {
+// The core writes its messages in its C++ names: a leading function (`pad_rows: `,
+// `ladder::optimal: `, `run_in_place: `) and a few argument and option names. Thrown here they read
+// in this package's: that prefix becomes the method the caller called (`who`), and those names
+// their JS spelling. A prefix that is not the called method (a model's name, a class) stays, and
+// so does anything in quotes (the caller's own names).
+const camelCase = (s) => s.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+const cppPrefixOf = { 'CompiledGraph.run': 'run_in_place' };  // the fast path's C++ call
+const cppWords = /\b(?:set_param|max_arena_bytes|actual_rows|observed_keys)\b/g;
+function inPackageTerms(message, who) {
+  const m = /^(?:[A-Za-z]\w*::)*([a-z]\w*): /.exec(message);
+  if (m && (camelCase(m[1]) === who.slice(who.lastIndexOf('.') + 1) || cppPrefixOf[who] === m[1])) {
+    message = `${who}: ${message.slice(m[0].length)}`;
+  }
+  return message.split(/((?<!\w)'[^']*'|"[^"]*")/).map((part, i) => (i % 2 ? part : part.replace(cppWords, camelCase))).join('');
+}
+
+function takeError(who = null) {
   const pending = wasm.rungsPendingError;
   if (!pending) return null;
   wasm.rungsPendingError = null;
-  const error = new Error(pending.message);
+  const error = new Error(who ? inPackageTerms(pending.message, who) : pending.message);
   error.code = pending.code;
+  return error;
+}
+
+// An error `from` threw, retitled as thrown by `to` (a method that runs through another).
+function retitled(error, from, to) {
+  if (error instanceof Error && error.message.startsWith(`${from}: `)) error.message = `${to}: ${error.message.slice(from.length + 2)}`;
   return error;
 }
 
@@ -307,7 +330,7 @@ function checked(fn, name) {
     } catch (e) {
       throw isEmbindError(e) ? recodeEmbindError(e, name) : e;
     }
-    const error = takeError();
+    const error = takeError(name);
     if (error) {
       if (isHandle(result) && !result.isDeleted()) result.delete();
       throw error;
@@ -361,6 +384,9 @@ const methodDefaults = {
   WordPieceTokenizer: { encode: [R, true], encodePair: [R, R, true] },
 };
 
+// Internal bound methods, named in errors as the public method that calls them.
+const publicName = { 'CompiledGraph._runStaged': 'CompiledGraph.run' };
+
 const handleMethods = new Set(['constructor', 'delete', 'isDeleted', 'clone', 'deleteLater', 'isAliasOf']);
 
 // Wraps every bound method of a class in place, adds [Symbol.dispose], and returns a Proxy of the
@@ -370,7 +396,7 @@ function wrapClass(name) {
   const proto = cls.prototype;
   for (const key of Object.getOwnPropertyNames(proto)) {
     if (handleMethods.has(key) || typeof proto[key] !== 'function') continue;
-    let fn = checked(proto[key], `${name}.${key.replace(/^_/, '')}`);
+    let fn = checked(proto[key], publicName[`${name}.${key}`] ?? `${name}.${key.replace(/^_/, '')}`);
     const defaults = methodDefaults[name]?.[key];
     if (defaults) fn = withDefaults(fn, `${name}.${key}`, defaults);
     proto[key] = fn;
@@ -494,16 +520,18 @@ export const CompiledGraph = wrapClass('CompiledGraph');
       }
     });
     const ordered = plainInputs(this, inputs);
-    if (!ordered) {
-      // Other input types take run's general path (its conversions and messages), then a copy.
-      general.call(this, inputs).forEach((y, j) => outputs[j].set(y));
-      return outputs;
-    }
-    wasm.rungsStagedIn = ordered;
-    wasm.rungsStagedInto = outputs;
     try {
+      if (!ordered) {
+        // Other input types take run's general path (its conversions and messages), then a copy.
+        general.call(this, inputs).forEach((y, j) => outputs[j].set(y));
+        return outputs;
+      }
+      wasm.rungsStagedIn = ordered;
+      wasm.rungsStagedInto = outputs;
       staged.call(this);
       return outputs;
+    } catch (e) {
+      throw retitled(e, 'CompiledGraph.run', 'CompiledGraph.runInto');
     } finally {
       wasm.rungsStagedIn = null;
       wasm.rungsStagedInto = null;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Errors from JavaScript: every C++ rungs::Error arrives as a thrown JS Error with the same message
-// and its code; no abort, no lost module; the object it was called on still works afterwards.
+// (in the package's names) and its code; no abort, no lost module; the object it was called on still works afterwards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { BucketedCompileCache, Device, Graph, HirModule, Session, heapStats } from 'rungs';
+import { BucketedCompileCache, Device, Graph, HirModule, Session, heapStats, ladder, padRows } from 'rungs';
 
 import { assertRungsError, rowGraph } from './helpers.mjs';
 
@@ -47,7 +47,7 @@ test('compile and run errors; the compiled graph keeps working', () => {
     assertRungsError(() => compiled.inputShape('q'), 'UnknownName', /q/);
     assertRungsError(() => session.compileHir(m, { fusion: 'yes' }), 'InvalidArgument', /fusion/);
     assertRungsError(() => session.compileHir(m, { fuse: false }), 'InvalidArgument', /unknown option 'fuse'/);
-    assertRungsError(() => session.compileHir(m, { maxArenaBytes: 1 }), 'ArenaLimit', /max_arena_bytes = 1/);
+    assertRungsError(() => session.compileHir(m, { maxArenaBytes: 1 }), 'ArenaLimit', /maxArenaBytes = 1/);
     assertRungsError(() => session.compileHir(m, { policy: 'f8' }), 'InvalidArgument', /'f8'/);
     const [y] = compiled.run({ x: new Float32Array([1, 2, 3, 0, 0, 0]) });
     assert.deepEqual(Array.from(y), [6.5, 6.5, 6.5, 6.5, 0.5, 0.5, 0.5, 0.5]);
@@ -55,6 +55,51 @@ test('compile and run errors; the compiled graph keeps working', () => {
     compiled.delete();
     session.delete();
     m.delete();
+  }
+});
+
+// The core's messages name its C++ functions and options; from JS they name the method called
+// and this package's spellings, and leave the caller's own (quoted) names alone.
+test('messages name the JS methods and options, not the C++ ones', () => {
+  const g = new Graph();
+  g.output('y', g.matmul(g.input('x', [2, 2]), g.param('max_arena_bytes', [2, 2])));
+  const session = new Session(Device.Cpu);
+  const compiled = session.compile(g);
+  const x = new Float32Array(4);
+  const notSet = [/param 'max_arena_bytes' \[2, 2\] was never set; call setParam\("max_arena_bytes", \.\.\.\) with 4 values/];
+  try {
+    const cpp = /run_in_place|set_param|max_arena_bytes =|^run:|^profile:/;
+    for (const [call, who] of [
+      [() => compiled.run({ x }), 'CompiledGraph.run'],                      // the fast path
+      [() => compiled.run({ x: new Int32Array(4) }), 'CompiledGraph.run'], // the general path
+      [() => compiled.runInto({ x }, [new Float32Array(4)]), 'CompiledGraph.runInto'],
+      [() => compiled.runInto({ x: new Int32Array(4) }, [new Float32Array(4)]), 'CompiledGraph.runInto'],
+      [() => compiled.profile({ x }, 1), 'CompiledGraph.profile'],
+    ]) {
+      const e = assertRungsError(call, 'ParamNotSet', new RegExp(`^${who.replace('.', '\\.')}: `), ...notSet);
+      assert.doesNotMatch(e.message.replaceAll("'max_arena_bytes'", '').replaceAll('"max_arena_bytes"', ''), cpp, e.message);
+    }
+    assertRungsError(() => compiled.setParam('w', x), 'UnknownName', /^CompiledGraph\.setParam: unknown param 'w'/);
+    assertRungsError(() => compiled.inputShape('q'), 'UnknownName', /^CompiledGraph\.inputShape: unknown input 'q'/);
+    assertRungsError(() => session.compile(g, { maxArenaBytes: 1 }), 'ArenaLimit', /maxArenaBytes = 1/);
+    assertRungsError(() => padRows(new Float32Array(5), 2, 3), 'InvalidArgument', /^padRows: 5 values/);
+    assertRungsError(() => ladder.expectedWaste(ladder.powerOfTwo(1, 8), [9]), 'InvalidArgument', /^ladder\.expectedWaste: observed key 9/);
+    assertRungsError(() => ladder.optimal([], 3), 'InvalidArgument', /^ladder\.optimal: observedKeys must not be empty/);
+    const cache = BucketedCompileCache.powerOfTwoLadder(Device.Cpu, 1, 8);
+    try {
+      assertRungsError(() => cache.runPadded(5, 9, rowGraph, [{ name: 'x', data: new Float32Array(36), inner: 4 }], [4]),
+        'InvalidArgument', /^BucketedCompileCache\.runPadded: actualRows 9 exceed upper/);
+    } finally {
+      cache.delete();
+    }
+    assertRungsError(() => BucketedCompileCache.powerOfTwoLadder(Device.Cpu, 0, 8), 'InvalidArgument',
+      /^BucketedCompileCache\.powerOfTwoLadder: min must be >= 1/);
+    compiled.setParam('max_arena_bytes', new Float32Array(4).fill(1));
+    assert.deepEqual(Array.from(compiled.run({ x })[0]), [0, 0, 0, 0], 'the graph still runs');
+  } finally {
+    compiled.delete();
+    session.delete();
+    g.delete();
   }
 });
 
