@@ -21,7 +21,7 @@ test('package.json: ES module, exports with node and browser conditions, files a
   assert.deepEqual(Object.keys(pkg.exports['.']).sort(), ['browser', 'default', 'node', 'require', 'types']);
   assert.equal(pkg.types, './index.d.ts');
   assert.deepEqual([...pkg.files].sort(),
-    ['LICENSE', 'NOTICE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'index.cjs', 'index.d.ts', 'index.js', 'rungs_core.js',
+    ['LICENSE', 'NOTICE', 'README.md', 'THIRD_PARTY_NOTICES.md', 'calls.js', 'index.cjs', 'index.d.ts', 'index.js', 'module.js', 'rungs_core.js',
       'rungs_core.wasm', 'rungs_core_mt.js', 'rungs_core_mt.wasm', 'rungs_core_mt.worker.cjs', 'rungs_core_mt.worker.js']);
   assert.equal(pkg.license, 'Apache-2.0');
   for (const f of ['LICENSE', 'NOTICE', 'THIRD_PARTY_NOTICES.md']) {
