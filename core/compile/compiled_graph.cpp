@@ -112,24 +112,17 @@ void CompiledGraph::run_in_place(const std::function<void(size_t, std::span<floa
 
 namespace {
 
-// The work of one node at its compiled shape: flops of the products (MatMul, FusedMatMul,
-// Attention), bytes of every input and the output.
+// The work of one node at its compiled shape: flops of the products (compile::product_flops),
+// bytes of every input and the output.
 void work_of(const ir::GraphImpl& g, const ir::Node& n, double& flops, double& bytes) {
   auto numel = [](const Shape& s) { return static_cast<double>(shape_numel(s)); };
   bytes = 4 * numel(n.shape);
-  for (uint32_t in : n.in) bytes += 4 * numel(g.nodes[in].shape);
-  flops = 0;
-  if ((n.op == ir::Op::MatMul || n.op == ir::Op::FusedMatMul) && !n.in.empty()) {
-    const Shape& a = g.nodes[n.in[0]].shape;
-    flops = 2 * numel(n.shape) * static_cast<double>(a.empty() ? 1 : a.back());
-  } else if (n.op == ir::Op::Attention && n.in.size() >= 3) {
-    const Shape& q = g.nodes[n.in[0]].shape;  // [B, Sq, H * dh]
-    const Shape& k = g.nodes[n.in[1]].shape;  // [B, Sk, H * dh]
-    const Shape& v = g.nodes[n.in[2]].shape;  // [B, Sk, H * dv]
-    if (q.size() == 3 && k.size() == 3 && v.size() == 3)
-      flops = 2.0 * static_cast<double>(q[0]) * static_cast<double>(q[1]) * static_cast<double>(k[1]) *
-              static_cast<double>(q[2] + v[2]);
+  std::vector<backend::Dims> in;
+  for (uint32_t i : n.in) {
+    bytes += 4 * numel(g.nodes[i].shape);
+    in.push_back(backend::Dims::of(g.nodes[i].shape));
   }
+  flops = compile::product_flops(n.op, backend::Dims::of(n.shape), in);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "core/compile/executor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -25,6 +26,21 @@ AlignedBuffer::AlignedBuffer(size_t floats) : size_(floats) {
 }
 
 namespace {
+
+// A run whose products (product_flops) come to less than this per thread runs on fewer threads,
+// every kernel of it, whatever each kernel would choose alone. A short run's kernels are a few
+// microseconds each, and two threads hand rows across cores at every step: a kernel reading or
+// overwriting rows the other core wrote last waits for them (on the 2-vCPU Zen 5 VM, 64 KB
+// took about 7 us). Natively sentence_pre_ln at 32 tokens (15 MFLOP a run) took 0.148-0.164 ms on
+// two threads against 0.134 on one, with its one-thread GEMMs slower too (0.0043 -> 0.0094 ms for
+// the output projection after a split attention), and at 48 (22 MFLOP) 0.219-0.229 against
+// 0.191-0.193; from 64 tokens (30 MFLOP) two threads are faster (0.248 against 0.272). Not
+// measured in WebAssembly, whose kernels and pool differ: there each kernel decides alone.
+#if defined(__EMSCRIPTEN__)
+constexpr double kRunFlopsPerThread = 0;
+#else
+constexpr double kRunFlopsPerThread = 24e6;
+#endif
 
 float round_through(PrecisionPolicy::Format f, float x) {
   switch (f) {
@@ -70,6 +86,7 @@ Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, 
         const backend::KernelParams params = kernel_params(graph_, i, policy_, threads_);
         kernels_[i] = device_ == Device::Cpu ? backend::make_cpu_kernel(params) : backend::make_reference_kernel(params);
         scratch_floats_ = std::max(scratch_floats_, kernels_[i]->scratch_floats());
+        if (node.op == Op::MatMul || node.op == Op::FusedMatMul || node.op == Op::Attention) product_nodes_.push_back(i);
       }
     }
   }
@@ -97,6 +114,28 @@ Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, 
 }
 
 Executor::~Executor() = default;
+
+double product_flops(Op op, const backend::Dims& out, std::span<const backend::Dims> in) {
+  if ((op == Op::MatMul || op == Op::FusedMatMul) && !in.empty() && in[0].rank > 0)
+    return 2.0 * static_cast<double>(out.numel()) * static_cast<double>(in[0].last());
+  if (op == Op::Attention && in.size() >= 3 && in[0].rank == 3 && in[1].rank == 3 && in[2].rank == 3)
+    return 2.0 * static_cast<double>(in[0][0]) * static_cast<double>(in[0][1]) * static_cast<double>(in[1][1]) *
+           static_cast<double>(in[0][2] + in[2][2]);
+  return 0;
+}
+
+int Executor::run_threads(const RunDims& dims) const {
+  if (threads_ <= 1 || kRunFlopsPerThread <= 0) return threads_;
+  double flops = 0;
+  std::array<backend::Dims, 3> in;
+  for (uint32_t i : product_nodes_) {
+    const ir::Node& node = graph_.nodes[i];
+    const size_t n = std::min(node.in.size(), in.size());
+    for (size_t k = 0; k < n; ++k) in[k] = dims[node.in[k]];
+    flops += product_flops(node.op, dims[i], std::span<const backend::Dims>(in.data(), n));
+  }
+  return static_cast<int>(std::clamp<double>(1 + flops / kRunFlopsPerThread, 1, threads_));
+}
 
 std::optional<uint32_t> Executor::input_node(std::string_view name) const {
   for (size_t k = 0; k < input_names_.size(); ++k)
@@ -205,7 +244,7 @@ void Executor::run_in_place(const InputFill& fill, const OutputTake& take, const
 
   backend::RunContext ctx;
   ctx.pool = pool_;
-  ctx.threads = threads_;
+  ctx.threads = run_threads(dims);
   ctx.scratch = guard.ws->scratch.data();
   std::vector<backend::TensorArg> args;
   uint64_t computed = 0;

@@ -43,6 +43,12 @@ class AlignedBuffer {
 // dims with the node's row axis set to the actual rows.
 using RunDims = std::vector<backend::Dims>;
 
+// The flops of a node's products at the given dims (`in`: its inputs'): MatMul and FusedMatMul
+// 2 x numel(out) x K (A's last dim); Attention, q [B, Sq, H dh], k [B, Sk, H dh], v [B, Sk, H dv]:
+// 2 B Sq Sk (H dh + H dv); 0 for every other op. CompiledGraph::profile reports it per kernel, and
+// a run weighs its total to choose its threads (Executor::run_threads).
+double product_flops(ir::Op op, const backend::Dims& out, std::span<const backend::Dims> in);
+
 class Executor {
  public:
   // `plan` is plan_memory(graph), made by the caller so that it can refuse an arena before
@@ -86,6 +92,9 @@ class Executor {
   size_t param_bytes() const;  // params as stored: kernel-owned (packed) weights + f32 copies
   std::vector<CompiledGraph::WeightBlock> weight_blocks() const;  // the same, one entry per stored copy
   int threads() const { return threads_; }
+  // The threads a run at `dims` uses: threads() unless its products come to less than
+  // kRunFlopsPerThread per thread (executor.cpp), then fewer, for all of its kernels.
+  int run_threads(const RunDims& dims) const;
   // Output elements written by kernels over all runs so far: a work counter that shows active
   // extent skipping padded rows (tests and stats read it).
   uint64_t elements_computed() const { return elements_computed_.load(std::memory_order_relaxed); }
@@ -112,6 +121,7 @@ class Executor {
   std::vector<bool> param_set_;
   std::vector<std::string> input_names_, output_names_, param_names_;
   std::vector<uint32_t> input_nodes_, param_nodes_;
+  std::vector<uint32_t> product_nodes_;  // nodes with a kernel whose product_flops can be > 0
   size_t scratch_floats_ = 0;
   std::shared_ptr<backend::ThreadPool> own_pool_;  // natively: the pool of graphs of this thread count
   backend::ThreadPool* pool_ = nullptr;            // own_pool_, or wasm's shared pool; null: serial

@@ -51,7 +51,7 @@ TEST(CompileThreads, TheReportSaysHowManyThreadsRun) {
 }
 
 TEST(CompileThreads, GraphsOnSeveralThreadsMatchOneThreadAndShareThePool) {
-  constexpr int n = 192;
+  constexpr int n = 256;  // 34 MFLOP a run: enough work for two threads (see the next test)
   Session session(Device::Cpu);
   const Graph g = matmul_graph(n);
   const auto a = random_vector(n * n, 1), b = random_vector(n * n, 2);
@@ -71,5 +71,30 @@ TEST(CompileThreads, GraphsOnSeveralThreadsMatchOneThreadAndShareThePool) {
       EXPECT_LE(rungs::testing::max_rel_error(out[0], ref[0]), 1e-5);
     }
 }
+
+#if !defined(__EMSCRIPTEN__)
+// Natively a run whose products come to less than 24 MFLOP per thread (kRunFlopsPerThread,
+// core/compile/executor.cpp) runs all of its kernels on fewer threads, even where one kernel alone
+// would split: on two threads a short run lost more to rows crossing cores than it gained. The
+// matmul at 192 (14 MFLOP) stays on the caller's thread; at 256 (34 MFLOP) the worker runs parts.
+TEST(CompileThreads, ARunOfLittleWorkStaysOnOneThreadWhole) {
+  Session session(Device::Cpu);
+  CompileOptions two;
+  two.threads = 2;
+  for (int n : {192, 256}) {
+    CompiledGraph c = session.compile(matmul_graph(n), two);
+    c.set_param("b", random_vector(n * n, 2));
+    const auto a = random_vector(n * n, 1);
+    const NamedInput in{"a", a};
+    std::shared_ptr<backend::ThreadPool> pool = backend::ThreadPool::shared_for(1);  // the graph's
+    const uint64_t before = pool->parts_run_by_workers();
+    for (int r = 0; r < 3; ++r) c.run({&in, 1});
+    if (n == 192)
+      EXPECT_EQ(pool->parts_run_by_workers(), before) << "n = " << n << ": a worker ran part of a small run";
+    else
+      EXPECT_GT(pool->parts_run_by_workers(), before) << "n = " << n << ": no worker ran any part";
+  }
+}
+#endif
 
 }  // namespace
