@@ -27,19 +27,22 @@ AlignedBuffer::AlignedBuffer(size_t floats) : size_(floats) {
 
 namespace {
 
-// A run whose products (product_flops) come to less than this per thread runs on fewer threads,
+// A run whose products (product_flops) average less than this per thread runs on fewer threads,
 // every kernel of it, whatever each kernel would choose alone. A short run's kernels are a few
 // microseconds each, and two threads hand rows across cores at every step: a kernel reading or
 // overwriting rows the other core wrote last waits for them (on the 2-vCPU Zen 5 VM, 64 KB
-// took about 7 us). Natively sentence_pre_ln at 32 tokens (15 MFLOP a run) took 0.148-0.164 ms on
-// two threads against 0.134 on one, with its one-thread GEMMs slower too (0.0043 -> 0.0094 ms for
-// the output projection after a split attention), and at 48 (22 MFLOP) 0.219-0.229 against
-// 0.191-0.193; from 64 tokens (30 MFLOP) two threads are faster (0.248 against 0.272). Not
-// measured in WebAssembly, whose kernels and pool differ: there each kernel decides alone.
+// took about 7 us). Natively sentence_pre_ln at 32 tokens (products of 1.5 MFLOP on average) took
+// 0.148-0.164 ms on two threads against 0.134 on one, with its one-thread GEMMs slower too (0.0043
+// -> 0.0094 ms for the output projection after a split attention), and at 48 (2.3 MFLOP)
+// 0.219-0.229 against 0.191-0.193; two threads were faster for the encoder at 48 (2.9 MFLOP) and
+// sentence_pre_ln at 64 (3.2), and for the mlp at 256, two products of 8.4 MFLOP (0.091 against
+// 0.117 ms), which a limit on the run's total (24 MFLOP) had kept on one thread. The average, not
+// the total: what the threads cost is a hand-over per kernel. Not measured in WebAssembly, whose
+// kernels and pool differ: there each kernel decides alone.
 #if defined(__EMSCRIPTEN__)
-constexpr double kRunFlopsPerThread = 0;
+constexpr double kProductFlopsPerThread = 0;
 #else
-constexpr double kRunFlopsPerThread = 24e6;
+constexpr double kProductFlopsPerThread = 2.5e6;
 #endif
 
 float round_through(PrecisionPolicy::Format f, float x) {
@@ -125,7 +128,7 @@ double product_flops(Op op, const backend::Dims& out, std::span<const backend::D
 }
 
 int Executor::run_threads(const RunDims& dims) const {
-  if (threads_ <= 1 || kRunFlopsPerThread <= 0) return threads_;
+  if (threads_ <= 1 || kProductFlopsPerThread <= 0 || product_nodes_.empty()) return threads_;
   double flops = 0;
   std::array<backend::Dims, 3> in;
   for (uint32_t i : product_nodes_) {
@@ -134,7 +137,8 @@ int Executor::run_threads(const RunDims& dims) const {
     for (size_t k = 0; k < n; ++k) in[k] = dims[node.in[k]];
     flops += product_flops(node.op, dims[i], std::span<const backend::Dims>(in.data(), n));
   }
-  return static_cast<int>(std::clamp<double>(1 + flops / kRunFlopsPerThread, 1, threads_));
+  const double average = flops / static_cast<double>(product_nodes_.size());
+  return static_cast<int>(std::clamp<double>(1 + average / kProductFlopsPerThread, 1, threads_));
 }
 
 std::optional<uint32_t> Executor::input_node(std::string_view name) const {

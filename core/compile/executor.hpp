@@ -92,8 +92,8 @@ class Executor {
   size_t param_bytes() const;  // params as stored: kernel-owned (packed) weights + f32 copies
   std::vector<CompiledGraph::WeightBlock> weight_blocks() const;  // the same, one entry per stored copy
   int threads() const { return threads_; }
-  // The threads a run at `dims` uses: threads() unless its products come to less than
-  // kRunFlopsPerThread per thread (executor.cpp), then fewer, for all of its kernels.
+  // The threads a run at `dims` uses: threads() unless its products average less than
+  // kProductFlopsPerThread per thread (executor.cpp), then fewer, for all of its kernels.
   int run_threads(const RunDims& dims) const;
   // Output elements written by kernels over all runs so far: a work counter that shows active
   // extent skipping padded rows (tests and stats read it).

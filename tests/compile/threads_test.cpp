@@ -73,23 +73,38 @@ TEST(CompileThreads, GraphsOnSeveralThreadsMatchOneThreadAndShareThePool) {
 }
 
 #if !defined(__EMSCRIPTEN__)
-// Natively a run whose products come to less than 24 MFLOP per thread (kRunFlopsPerThread,
+// A square product of n (gelu(a b), 2 n^3 flops), then three small ones ([n, n] x [n, 2], then
+// [n, 2] x [2, 2] twice): the run's four products average about a quarter of the first's work.
+Graph one_product_then_small_ones(int n) {
+  Graph g;
+  Value y = g.gelu(g.matmul(g.input("a", {n, n}), g.param("b", {n, n})));
+  y = g.matmul(y, g.param("c0", {n, 2}));
+  y = g.matmul(y, g.param("c1", {2, 2}));
+  g.output("y", g.matmul(y, g.param("c2", {2, 2})));
+  return g;
+}
+
+// Natively a run whose products average less than 2.5 MFLOP per thread (kProductFlopsPerThread,
 // core/compile/executor.cpp) runs all of its kernels on fewer threads, even where one kernel alone
-// would split: on two threads a short run lost more to rows crossing cores than it gained. The
-// matmul at 192 (14 MFLOP) stays on the caller's thread; at 256 (34 MFLOP) the worker runs parts.
-TEST(CompileThreads, ARunOfLittleWorkStaysOnOneThreadWhole) {
+// would split: on two threads a short run lost more to rows crossing cores than it gained. At
+// n = 128 the first product (4.2 MFLOP) would split on its own, but the run averages 1.1 MFLOP and
+// stays on the caller's thread; at n = 256 (8.4 MFLOP on average) the worker runs parts.
+TEST(CompileThreads, ARunOfSmallProductsStaysOnOneThreadWhole) {
   Session session(Device::Cpu);
   CompileOptions two;
   two.threads = 2;
-  for (int n : {192, 256}) {
-    CompiledGraph c = session.compile(matmul_graph(n), two);
+  for (int n : {128, 256}) {
+    CompiledGraph c = session.compile(one_product_then_small_ones(n), two);
     c.set_param("b", random_vector(n * n, 2));
+    c.set_param("c0", random_vector(n * 2, 3));
+    c.set_param("c1", random_vector(4, 4));
+    c.set_param("c2", random_vector(4, 5));
     const auto a = random_vector(n * n, 1);
     const NamedInput in{"a", a};
     std::shared_ptr<backend::ThreadPool> pool = backend::ThreadPool::shared_for(1);  // the graph's
     const uint64_t before = pool->parts_run_by_workers();
     for (int r = 0; r < 3; ++r) c.run({&in, 1});
-    if (n == 192)
+    if (n == 128)
       EXPECT_EQ(pool->parts_run_by_workers(), before) << "n = " << n << ": a worker ran part of a small run";
     else
       EXPECT_GT(pool->parts_run_by_workers(), before) << "n = " << n << ": no worker ran any part";
