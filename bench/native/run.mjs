@@ -18,7 +18,8 @@
 // committed ONNX encoders (tests/models/onnx: bert_post_ln, sentence_pre_ln,
 // distilbert_classifier; onnx-models.mjs) run in both engines from the same .onnx file, in both
 // parts (ORT at a fixed extent: a session with the free dims overridden). Every output is checked
-// (|a - b| <= 1e-4 max(1, |b|)) before anything is timed; a mismatch exits 1.
+// (|a - b| <= 1e-4 max(1, |b|)) before anything is timed; a mismatch exits 1. At more than one
+// thread a `cores` line says what the machine gave them before and after (../wasm/lib/capacity.mjs).
 // `--guard F` (CI's speed guard): only the encoder at two extents, 1 thread; exits 1 if rungs'
 // speed over ORT falls below F x the goal (1.0x) at either.
 // Both engines return every output as a new array. With glibc's default trim threshold the
@@ -37,6 +38,7 @@ import * as ort from 'onnxruntime-node';
 
 import { readModel, inputShapes } from '../wasm/lib/model.mjs';
 import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
+import { capacityReport, machineCapacity } from '../wasm/lib/capacity.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/harness.mjs';
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
@@ -121,6 +123,11 @@ results.environment = { node: process.version, cpu: `${os.cpus()[0]?.model ?? '?
   rungs: `rungs ${rungs.version()} native (${rungs.isa()}), ${addonPath}`, ort: `onnxruntime-node ${ort.env.versions.node}, CPU EP` };
 out(`rungs native vs onnxruntime-node, one process: Node ${process.version}, ${results.environment.cpu}, load average ${os.loadavg()[0].toFixed(1)}`);
 out(`  rungs  ${results.environment.rungs}\n  ort    ${results.environment.ort}`);
+// What the machine gives the most threads measured, with no engine running (capacity.mjs); again
+// at the end.
+const maxThreads = Math.max(...opt.threads);
+const capacityBefore = maxThreads > 1 ? await machineCapacity(maxThreads) : null;
+if (maxThreads > 1) out(`  cores  ${maxThreads} threads ran a busy loop at ${capacityBefore.toFixed(2)}x one thread's rate (worker_threads, no engine; measured again at the end)`);
 for (const n of skippedNotes) {
   results.notes.push(n);
   out(`  note: ${n}`);
@@ -397,6 +404,15 @@ try {
   throw e;
 }
 out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
+if (maxThreads > 1) {
+  const c = capacityReport(maxThreads, capacityBefore, await machineCapacity(maxThreads));
+  results.environment.capacity = c.values;
+  out(`  cores  ${c.line}`);
+  if (c.warning) {
+    results.notes.push(c.warning);
+    out(`  note: ${c.warning}`);
+  }
+}
 if (opt.format === 'json') console.log(JSON.stringify(results, null, 2));
 if (opt.guard && !guardOk) {
   console.error(`speed guard FAILED: rungs fell below ${opt.guard} x its goal against onnxruntime-node (docs/performance.md)`);

@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { capacityReport, machineCapacity } from './lib/capacity.mjs';
 import { parseOptions } from './lib/harness.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
 import { waitForQuiet } from './lib/timing.mjs';
@@ -261,7 +262,10 @@ async function inChromium({ html, isolated = true, query = '', extra = () => nul
 }
 
 async function main() {
+  // What the machine gives N threads (lib/capacity.mjs, in Node: the same cores), before and after.
+  const before = await machineCapacity(opt.threads);
   const r = await inChromium({ html: page });
+  const capacity = capacityReport(opt.threads, before, await machineCapacity(opt.threads));
   if (r.failure) throw new Error(r.failure);
   console.log(`rungs in headless Chromium (${r.variant} variant, up to ${r.maxThreads} threads, crossOriginIsolated ${r.isolated}); medians of ${opt.reps}`);
   console.log(`  wasm compiled by V8's optimizing tier at instantiation (--js-flags=--no-wasm-dynamic-tiering); Chromium ` +
@@ -273,6 +277,8 @@ async function main() {
     const s = x.ms[0] / x.ms[1];
     console.log(`  goal: ${x.name}: ${opt.threads} threads >= 1.7x one thread: ${s >= 1.7 ? 'met' : 'MISSED'} (${ratio(s)})`);
   }
+  console.log(`  cores  ${capacity.line}`);
+  if (capacity.warning) console.log(`  note: ${capacity.warning}`);
 }
 
 // --only text: a page per thread count (1: not isolated, single-threaded binaries; N: isolated).

@@ -24,7 +24,8 @@
 //    shapes, session creation included). tfjs cannot load ONNX (lib/onnx-files.mjs).
 // Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before anything is
 // timed; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
-// every contender runs once in turn; medians are reported.
+// every contender runs once in turn; medians are reported. With --threads N > 1 a `cores` line
+// says what the machine gave N threads before and after the timings (lib/capacity.mjs).
 import './lib/eager-wasm.mjs';  // first: before any engine instantiates its wasm
 
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { capacityReport, machineCapacity } from './lib/capacity.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from './lib/harness.mjs';
 import { readModel } from './lib/model.mjs';
 import * as onnxFiles from './lib/onnx-files.mjs';
@@ -185,6 +187,9 @@ for (const k of ['rungs', 'tfjs', 'ort']) out(`  ${k.padEnd(5)}  ${results.envir
   out(`  wasm   compiled by V8's optimizing tier at instantiation (--no-wasm-dynamic-tiering, every engine); ` +
     `${q.quiet ? 'the process was idle' : 'the process was still busy'} ${(q.ms / 1000).toFixed(1)} s later, before anything was timed`);
 }
+// What the machine gives T threads now, with no engine running (lib/capacity.mjs); again at the end.
+const capacityBefore = T > 1 ? await machineCapacity(T) : null;
+if (T > 1) out(`  cores  ${T} threads ran a busy loop at ${capacityBefore.toFixed(2)}x one thread's rate (worker_threads, no engine; measured again at the end)`);
 if (rungs)
   for (const [part, apis] of Object.entries(rungs.missing))
     if (apis.length) {
@@ -654,5 +659,11 @@ try {
 }
 results.environment.loadAverageAtEnd = os.loadavg()[0];
 out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
+if (T > 1) {
+  const c = capacityReport(T, capacityBefore, await machineCapacity(T));
+  results.environment.capacity = c.values;
+  out(`  cores  ${c.line}`);
+  if (c.warning) results.notes.push(c.warning);
+}
 for (const n of results.notes) out(`  note: ${n}`);
 if (opt.format === 'json') console.log(JSON.stringify(results, null, 2));

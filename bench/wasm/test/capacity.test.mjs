@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// node --test bench/wasm/test: the benchmarks' machine probe (lib/capacity.mjs).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { capacityFrom, capacityReport, machineCapacity } from '../lib/capacity.mjs';
+
+test('capacityFrom: N when N threads take as long as one, 1 when they take turns', () => {
+  assert.equal(capacityFrom(2, 50, 50), 2);
+  assert.equal(capacityFrom(2, 50, 100), 1);
+  assert.equal(capacityFrom(4, 10, 20), 2);
+  assert.throws(() => capacityFrom(0, 1, 1), RangeError);
+  assert.throws(() => capacityFrom(2, 0, 1), /positive times/);
+  assert.throws(() => capacityFrom(2, 1, NaN), RangeError);
+});
+
+test('capacityReport warns below 90% of the threads, before or after, and only then', () => {
+  const ok = capacityReport(2, 1.95, 1.81);
+  assert.equal(ok.warning, null);
+  assert.match(ok.line, /^2 threads ran a busy loop .* at 1\.95x .* before the timings, 1\.81x after$/);
+  assert.deepEqual(ok.values, { threads: 2, before: 1.95, after: 1.81 });
+  assert.match(capacityReport(2, 1.97, 1.79).warning, /did not give 2 threads 2 cores' worth .*\(1\.97x \/ 1\.79x\)/);
+  assert.match(capacityReport(2, 1.2, 1.99).warning, /1\.20x/);
+  assert.equal(capacityReport(2, null, 1.9).warning, null);
+  assert.match(capacityReport(2, null, 1.9).line, /at - one thread's rate/);
+});
+
+test('machineCapacity measures a ratio between the threads taking turns and all running at once', async () => {
+  // Not a speed assertion: on any machine N threads get between a share of one core and N cores.
+  const c = await machineCapacity(2, { ms: 10, rounds: 3 });
+  assert.ok(Number.isFinite(c) && c > 0.3 && c < 3, `capacity ${c}`);
+  const one = await machineCapacity(1, { ms: 10, rounds: 3 });
+  assert.ok(one > 0.3 && one < 3, `capacity of one thread ${one}`);
+});
