@@ -178,13 +178,20 @@ function checkArgs(who, args, all = false) {
 // so does anything in quotes (the caller's own names).
 const camelCase = (s) => s.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 const cppPrefixOf = { 'CompiledGraph.run': 'run_in_place' };  // the fast path's C++ call
-const cppWords = /\b(?:set_param|max_arena_bytes|actual_rows|observed_keys)\b/g;
+const cppWords = /\b(?:set_param|max_arena_bytes|actual_rows|observed_keys|prepare_active_rows|load_model)\b/g;
+// Advice naming a C++ call the package has no method for: a Model from Model.parse gets weights
+// only by loading it again with them (C++ Model::set_weights).
+const cppAdvice = [
+  [/\bload the model with load_model or call set_weights\b/g, 'load it with its weights: loadModel(json, weights)'],
+  [/\bcall set_weights first\b/g, 'load it with its weights first: loadModel(json, weights)'],
+];
+const inJsWords = (text) => cppAdvice.reduce((t, [from, to]) => t.replace(from, to), text).replace(cppWords, camelCase);
 function inPackageTerms(message, who) {
   const m = /^(?:[A-Za-z]\w*::)*([a-z]\w*): /.exec(message);
   if (m && (camelCase(m[1]) === who.slice(who.lastIndexOf('.') + 1) || cppPrefixOf[who] === m[1])) {
     message = `${who}: ${message.slice(m[0].length)}`;
   }
-  return message.split(/((?<!\w)'[^']*'|"[^"]*")/).map((part, i) => (i % 2 ? part : part.replace(cppWords, camelCase))).join('');
+  return message.split(/((?<!\w)'[^']*'|"[^"]*")/).map((part, i) => (i % 2 ? part : inJsWords(part))).join('');
 }
 
 function takeError(who = null) {

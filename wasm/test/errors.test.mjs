@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { BucketedCompileCache, Device, Graph, HirModule, Session, heapStats, ladder, padRows } from 'rungs';
+import { BucketedCompileCache, Device, Graph, HirModule, Model, Session, heapStats, ladder, padRows } from 'rungs';
 
 import { assertRungsError, rowGraph } from './helpers.mjs';
 
@@ -94,6 +94,20 @@ test('messages name the JS methods and options, not the C++ ones', () => {
     }
     assertRungsError(() => BucketedCompileCache.powerOfTwoLadder(Device.Cpu, 0, 8), 'InvalidArgument',
       /^BucketedCompileCache\.powerOfTwoLadder: min must be >= 1/);
+    // Advice that names a C++ call: the JS call to make instead.
+    assertRungsError(() => compiled.runRows({ x }, 1), 'Unsupported', /^CompiledGraph\.runRows: call prepareActiveRows\(extent\) first$/);
+    const parsed = Model.parse(JSON.stringify({ format: 'rungs-model', version: 1, name: 'mlp', bucket_dim: 'rows',
+      inputs: [{ name: 'x', shape: ['rows', 4] }], outputs: [{ name: 'y' }], weights: 'mlp.safetensors',
+      blocks: [{ op: 'linear', name: 'fc', input: 'x', out_features: 4, out: 'y' }] }));
+    try {
+      const advice = /load it with its weights(?: first)?: loadModel\(json, weights\)$/;
+      for (const call of [() => parsed.build(8), () => parsed.weightsBytes()]) {
+        const e = assertRungsError(call, 'ParamNotSet', /^model 'mlp': /, advice);
+        assert.doesNotMatch(e.message, /set_weights|load_model/, e.message);
+      }
+    } finally {
+      parsed.delete();
+    }
     compiled.setParam('max_arena_bytes', new Float32Array(4).fill(1));
     assert.deepEqual(Array.from(compiled.run({ x })[0]), [0, 0, 0, 0], 'the graph still runs');
   } finally {
