@@ -53,7 +53,10 @@ class Executor {
  public:
   // `plan` is plan_memory(graph), made by the caller so that it can refuse an arena before
   // anything is allocated for it (CompileOptions::max_arena_bytes).
-  Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, PrecisionPolicy policy, int threads);
+  // `rows`: the row segments the plan was made with (find_row_segments); on more than one thread
+  // each runs split by rows (run_segment), on one thread or the reference device kernel by kernel.
+  Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, PrecisionPolicy policy, int threads,
+           passes::RowSegments rows = {});
   ~Executor();
 
   const ir::GraphImpl& graph() const { return graph_; }
@@ -93,7 +96,8 @@ class Executor {
   std::vector<CompiledGraph::WeightBlock> weight_blocks() const;  // the same, one entry per stored copy
   int threads() const { return threads_; }
   // The threads a run at `dims` uses: threads() unless its products average less than
-  // kProductFlopsPerThread per thread (executor.cpp), then fewer, for all of its kernels.
+  // kProductFlopsPerThread per thread (kSegmentedFlopsPerThread with row segments; executor.cpp),
+  // then fewer, for all of its kernels.
   int run_threads(const RunDims& dims) const;
   // Output elements written by kernels over all runs so far: a work counter that shows active
   // extent skipping padded rows (tests and stats read it).
@@ -105,6 +109,13 @@ class Executor {
     AlignedBuffer scratch;
   };
   std::unique_ptr<Workspace> acquire() const;
+  using NodePtr = std::function<float*(uint32_t)>;
+  // Runs segment `s` with each thread of `ctx` on its own range of rows; false (and nothing ran)
+  // when its rows are too few to split.
+  bool run_segment(const passes::RowSegment& s, const backend::RunContext& ctx, const RunDims& dims,
+                   const NodePtr& ptr, std::vector<double>* node_ns) const;
+  void run_node(uint32_t i, const backend::RunContext& ctx, const RunDims& dims, const NodePtr& ptr,
+                std::vector<backend::TensorArg>& args, std::vector<double>* node_ns) const;
   void release(std::unique_ptr<Workspace> ws) const;
 
   ir::GraphImpl graph_;
@@ -122,6 +133,7 @@ class Executor {
   std::vector<std::string> input_names_, output_names_, param_names_;
   std::vector<uint32_t> input_nodes_, param_nodes_;
   std::vector<uint32_t> product_nodes_;  // nodes with a kernel whose product_flops can be > 0
+  passes::RowSegments rows_;             // segments that run split by rows (none: kernel by kernel)
   size_t scratch_floats_ = 0;
   std::shared_ptr<backend::ThreadPool> own_pool_;  // natively: the pool of graphs of this thread count
   backend::ThreadPool* pool_ = nullptr;            // own_pool_, or wasm's shared pool; null: serial

@@ -20,7 +20,9 @@ std::string CompileReport::to_text() const {
     s += line;
   }
   s += "kernels:\n";
-  for (const KernelReport& k : kernels) s += "  " + k.kernel + " " + shape_to_string(k.shape) + "\n";
+  for (const KernelReport& k : kernels)
+    s += "  " + k.kernel + " " + shape_to_string(k.shape) +
+         (k.row_segment >= 0 ? " (rows split, segment " + std::to_string(k.row_segment) + ")" : "") + "\n";
   std::snprintf(line, sizeof line, "arena %zu bytes (%zu without reuse), params %zu bytes\n", arena_bytes,
                 intermediate_bytes, param_bytes);
   s += line;
@@ -48,7 +50,8 @@ std::string CompileReport::to_json() const {
     j["passes"].push_back(jp);
   }
   j["kernels"] = nlohmann::json::array();
-  for (const KernelReport& k : kernels) j["kernels"].push_back({{"op", k.op}, {"kernel", k.kernel}, {"shape", k.shape}});
+  for (const KernelReport& k : kernels)
+    j["kernels"].push_back({{"op", k.op}, {"kernel", k.kernel}, {"shape", k.shape}, {"row_segment", k.row_segment}});
   return j.dump(2);
 }
 

@@ -67,7 +67,10 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
   compile::run_pipeline(g, options, rep.passes);
 
   const auto tp = std::chrono::steady_clock::now();
-  passes::MemoryPlan memory = passes::plan_memory(g);
+  // Row segments (row_segments.hpp): only where threads can split them.
+  passes::RowSegments rows;
+  if (device_ == Device::Cpu && threads > 1) rows = passes::find_row_segments(g);
+  passes::MemoryPlan memory = passes::plan_memory(g, rows.segments);
   // Refused here, before any kernel, constant copy, thread or arena exists. In 64 bits: a size_t
   // of 32 bits (wasm) would wrap a large arena into a small one.
   const uint64_t arena_bytes = static_cast<uint64_t>(memory.arena_floats) * sizeof(float);
@@ -77,7 +80,7 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
   if (options.max_arena_bytes && arena_bytes > *options.max_arena_bytes)
     fail(ErrorCode::ArenaLimit, "compile: the arena needs " + std::to_string(arena_bytes) +
                                     " bytes, more than max_arena_bytes = " + std::to_string(*options.max_arena_bytes));
-  auto exec = std::make_unique<compile::Executor>(std::move(g), std::move(memory), device_, policy, threads);
+  auto exec = std::make_unique<compile::Executor>(std::move(g), std::move(memory), device_, policy, threads, std::move(rows));
   PassReport plan;
   plan.name = "memory_plan+kernels";
   plan.nodes_before = plan.nodes_after = exec->graph().nodes.size();

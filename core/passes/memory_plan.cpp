@@ -12,7 +12,7 @@ int64_t round_up(int64_t x) { return (x + kAlignFloats - 1) / kAlignFloats * kAl
 bool in_arena(const ir::Node& n) { return n.op != ir::Op::Param && n.op != ir::Op::Constant; }
 }  // namespace
 
-MemoryPlan plan_memory(const ir::GraphImpl& g) {
+MemoryPlan plan_memory(const ir::GraphImpl& g, std::span<const RowSegment> segments) {
   const uint32_t n = static_cast<uint32_t>(g.nodes.size());
   MemoryPlan p;
   p.offset.assign(n, MemoryPlan::kNone);
@@ -31,6 +31,12 @@ MemoryPlan plan_memory(const ir::GraphImpl& g) {
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t src : g.nodes[i].in) p.last_step[p.root[src]] = std::max(p.last_step[p.root[src]], i);
   for (const auto& o : g.outputs) p.last_step[p.root[o.second]] = n;  // read after the last kernel
+  for (const RowSegment& s : segments)
+    for (uint32_t i = 0; i < n; ++i)
+      if (p.root[i] == i && p.first_step[i] <= s.last && p.last_step[i] >= s.first) {
+        p.first_step[i] = std::min(p.first_step[i], s.first);
+        p.last_step[i] = std::max(p.last_step[i], s.last);
+      }
 
   struct Live {
     int64_t begin, end;

@@ -9,9 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/ir/graph_impl.hpp"
+#include "core/passes/row_segments.hpp"
 
 namespace rungs::passes {
 
@@ -27,7 +29,9 @@ struct MemoryPlan {
 };
 
 // Plans `g` (nodes in topological order). Buffers are aligned to 16 floats (64 bytes).
-MemoryPlan plan_memory(const ir::GraphImpl& g);
+// `segments` (row_segments.hpp) run their kernels at once on different rows: a buffer live at any
+// point of one is live for all of it, so no two of them share bytes.
+MemoryPlan plan_memory(const ir::GraphImpl& g, std::span<const RowSegment> segments = {});
 
 // True when no two buffers with overlapping live ranges overlap in the arena (the plan's invariant;
 // tests check it on real graphs).

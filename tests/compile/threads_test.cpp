@@ -75,26 +75,39 @@ TEST(CompileThreads, GraphsOnSeveralThreadsMatchOneThreadAndShareThePool) {
 #if !defined(__EMSCRIPTEN__)
 // A square product of n (gelu(a b), 2 n^3 flops), then three small ones ([n, n] x [n, 2], then
 // [n, 2] x [2, 2] twice): the run's four products average about a quarter of the first's work.
-Graph one_product_then_small_ones(int n) {
+// Every kernel is row-local: one row segment. With `untracked`, a second output sums exp(a) over
+// a's rows, which active extent (and so the row analysis) refuses: no segments.
+Graph one_product_then_small_ones(int n, bool untracked = false) {
   Graph g;
-  Value y = g.gelu(g.matmul(g.input("a", {n, n}), g.param("b", {n, n})));
+  Value a = g.input("a", {n, n});
+  Value y = g.gelu(g.matmul(a, g.param("b", {n, n})));
   y = g.matmul(y, g.param("c0", {n, 2}));
   y = g.matmul(y, g.param("c1", {2, 2}));
   g.output("y", g.matmul(y, g.param("c2", {2, 2})));
+  if (untracked) g.output("s", g.sum(g.exp(a), {0}));
   return g;
 }
 
 // Natively a run whose products average less than 2.5 MFLOP per thread (kProductFlopsPerThread,
-// core/compile/executor.cpp) runs all of its kernels on fewer threads, even where one kernel alone
-// would split: on two threads a short run lost more to rows crossing cores than it gained. At
-// n = 128 the first product (4.2 MFLOP) would split on its own, but the run averages 1.1 MFLOP and
-// stays on the caller's thread; at n = 256 (8.4 MFLOP on average) the worker runs parts.
+// core/compile/executor.cpp), or 1 MFLOP when it has row segments (kSegmentedFlopsPerThread),
+// runs all of its kernels on fewer threads, even where one kernel alone would split: on two
+// threads a short run lost more to rows crossing cores than it gained. n = 96 averages 0.45
+// MFLOP, n = 128 1.1 (its first product, 4.2 MFLOP, would split on its own), n = 256 8.4.
 TEST(CompileThreads, ARunOfSmallProductsStaysOnOneThreadWhole) {
   Session session(Device::Cpu);
   CompileOptions two;
   two.threads = 2;
-  for (int n : {128, 256}) {
-    CompiledGraph c = session.compile(one_product_then_small_ones(n), two);
+  struct Case {
+    int n;
+    bool untracked, splits;
+  };
+  for (const Case& k : {Case{96, false, false}, Case{128, false, true}, Case{128, true, false}, Case{256, false, true},
+                        Case{256, true, true}}) {
+    CompiledGraph c = session.compile(one_product_then_small_ones(k.n, k.untracked), two);
+    const bool segmented = std::any_of(c.report().kernels.begin(), c.report().kernels.end(),
+                                       [](const KernelReport& r) { return r.row_segment >= 0; });
+    EXPECT_EQ(segmented, !k.untracked) << "n = " << k.n;
+    const int n = k.n;
     c.set_param("b", random_vector(n * n, 2));
     c.set_param("c0", random_vector(n * 2, 3));
     c.set_param("c1", random_vector(4, 4));
@@ -104,10 +117,11 @@ TEST(CompileThreads, ARunOfSmallProductsStaysOnOneThreadWhole) {
     std::shared_ptr<backend::ThreadPool> pool = backend::ThreadPool::shared_for(1);  // the graph's
     const uint64_t before = pool->parts_run_by_workers();
     for (int r = 0; r < 3; ++r) c.run({&in, 1});
-    if (n == 128)
-      EXPECT_EQ(pool->parts_run_by_workers(), before) << "n = " << n << ": a worker ran part of a small run";
+    const std::string what = "n = " + std::to_string(n) + (k.untracked ? ", no segments" : ", segments");
+    if (!k.splits)
+      EXPECT_EQ(pool->parts_run_by_workers(), before) << what << ": a worker ran part of a small run";
     else
-      EXPECT_GT(pool->parts_run_by_workers(), before) << "n = " << n << ": no worker ran any part";
+      EXPECT_GT(pool->parts_run_by_workers(), before) << what << ": no worker ran any part";
   }
 }
 #endif

@@ -349,6 +349,7 @@ val compiled_report(const CompiledGraph& compiled) {
       kernel.set("op", r.kernels[i].op);
       kernel.set("kernel", r.kernels[i].kernel);
       kernel.set("shape", from_shape(r.kernels[i].shape));
+      kernel.set("rowSegment", r.kernels[i].row_segment);
       kernels.set(i, kernel);
     }
     val out = val::object();

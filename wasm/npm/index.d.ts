@@ -216,6 +216,11 @@ export interface KernelReport {
   /** The kernel that runs it, e.g. "gemm[wasm]+bias+gelu". */
   kernel: string;
   shape: Shape;
+  /**
+   * On more than one thread, the row segment the kernel runs in (0, 1, ...), or -1: a stretch of
+   * row-local kernels that each thread runs whole on its own rows.
+   */
+  rowSegment: number;
 }
 
 /** One kernel's share of a run (CompiledGraph.profile). */

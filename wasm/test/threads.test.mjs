@@ -85,6 +85,34 @@ test('N threads compute what one thread does (matmul 256 + gelu, a bucketed cach
   }
 });
 
+test('row segments: a stretch of row-local kernels runs split by rows, and equals one thread', () => {
+  // x [37, 16] -> gelu(x w1 + b) -> relu(. w2): every kernel row-local, one segment of two.
+  const g = new Graph();
+  const x = g.input('x', [37, 16]);
+  const h = g.gelu(g.add(g.matmul(x, g.param('w1', [16, 32])), g.param('b', [32])));
+  g.output('y', g.relu(g.matmul(h, g.param('w2', [32, 8]))));
+  const session = new Session(Device.Cpu);
+  const w1 = ramp(16 * 32, 1).map((v) => v / 13), b = ramp(32, 2), w2 = ramp(32 * 8, 3).map((v) => v / 17);
+  const input = { x: ramp(37 * 16, 4).map((v) => v / 5) };
+  const outs = [];
+  try {
+    for (const threads of [1, maxThreads]) {
+      const c = session.compile(g, { threads });
+      const segs = c.report().kernels.map((k) => k.rowSegment);
+      assert.deepEqual(segs, segs.map(() => (threads > 1 ? 0 : -1)), `threads ${threads}: ${JSON.stringify(c.report().kernels)}`);
+      c.setParam('w1', w1);
+      c.setParam('b', b);
+      c.setParam('w2', w2);
+      for (let rep = 0; rep < 3; rep++) outs.push(c.run(input)[0]);
+      c.delete();
+    }
+  } finally {
+    session.delete();
+    g.delete();
+  }
+  for (const o of outs.slice(1)) assert.ok(maxRelError(o, outs[0]) < 1e-6, `max rel error ${maxRelError(o, outs[0])}`);
+});
+
 test('a Node program that ran graphs on several threads ends by itself', { timeout: 60_000 }, () => {
   const script = `
     import { Graph, Session, Device, threading } from 'rungs';

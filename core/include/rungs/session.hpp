@@ -64,6 +64,10 @@ struct KernelReport {
   std::string op;      // the IR op, e.g. "fused_matmul"
   std::string kernel;  // the kernel that runs it, e.g. "gemm[avx512f]+bias+gelu"
   Shape shape;         // output shape
+  // On more than one thread, the row segment the kernel runs in (0, 1, ...), or -1: a stretch of
+  // row-local kernels between two that are not runs whole on each thread's own rows, with one
+  // hand-over at its end instead of one per kernel.
+  int row_segment = -1;
 };
 
 // One kernel's share of a run, from CompiledGraph::profile: the mean wall time per run, and the
