@@ -22,9 +22,11 @@
 //    onnxruntime-web on the same bytes, at extents 16, 64, 256 and over the trace (rungs' pow2
 //    ladder, padded and with active extent, fresh cache per pass, compiles included; ORT at exact
 //    shapes, session creation included). tfjs cannot load ONNX (lib/onnx-files.mjs).
-// Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before anything is
-// timed; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
-// every contender runs once in turn; medians are reported. With --threads N > 1 a `cores` line
+// Every output is checked against the peers (|a - b| <= 1e-4 * max(1, |b|)) before any figure is
+// reported; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
+// every contender runs once in turn; medians are reported. With --threads N > 1, rungs (N threads
+// and one) runs in turn before any peer's session exists, then the peers in turn (parts 1 and 2):
+// a threaded peer's workers keep spinning while its session lives and took a core from rungs. With --threads N > 1 a `cores` line
 // says what the machine gave N threads before and after the timings (lib/capacity.mjs).
 import './lib/eager-wasm.mjs';  // first: before any engine instantiates its wasm
 
@@ -218,33 +220,48 @@ async function kernels() {
   ];
   for (const cs of caseList) {
     progress(cs.label);
-    const runners = [];
     const m = cs.kind === 'encoder' ? enc : models.mlp;
     const shapes = cs.kind === 'encoder' ? () => ({ ids: [1, cs.n], mask: [1, cs.n] }) : () => ({ x: [cs.n, 64] });
-    for (const [name, p, threads] of contenders) {
-      if (name.startsWith('rungs') && !can(cs.kind === 'matmul' ? 'matmul' : 'model')) continue;
-      let runner;
-      if (cs.kind === 'matmul') runner = await p.matmul(cs.n, uniform(cs.n * cs.n, 2), threads);
-      else if (name.startsWith('rungs')) runner = p.model(m, cs.n, threads);
-      else if (name === 'tfjs-wasm') runner = p.model(m, shapes);
-      else runner = await p.model(m, cs.n, shapes);
-      runners.push({ name, runner });
-    }
+    const make = async (name, p, threads) => {
+      if (cs.kind === 'matmul') return p.matmul(cs.n, uniform(cs.n * cs.n, 2), threads);
+      if (name.startsWith('rungs')) return p.model(m, cs.n, threads);
+      if (name === 'tfjs-wasm') return p.model(m, shapes);
+      return p.model(m, cs.n, shapes);
+    };
     const input = cs.kind === 'matmul' ? uniform(cs.n * cs.n, 1)
       : cs.kind === 'encoder' ? { ids: Float32Array.from({ length: cs.n }, (_, t) => 1 + ((t * 7919) % 999)), mask: new Float32Array(cs.n).fill(1) }
       : { x: uniform(cs.n * 64, 3) };
     const call = cs.kind === 'matmul' ? (r) => r.run(input) : async (r) => (await r.run(input))[0];
     const outputs = new Map();
-    for (const { name, runner } of runners) outputs.set(name, await call(runner));
+    const timed = new Map();
+    // One group of contenders: created, outputs kept, timed side by side, disposed. At one thread
+    // every contender is one group. At more, rungs (N threads and one) is timed before any peer
+    // exists, then the peers: a threaded peer's workers keep spinning while its session lives, and
+    // rungs' N-thread batches then ran at one thread's speed in whole runs (matmul 512, the mlp and
+    // the encoder at 1.01x / 1.07x / 0.99x one thread, against 1.60x-1.86x in the run before).
+    const timeGroup = async (group) => {
+      const runners = [];
+      for (const [name, p, threads] of group) {
+        if (name.startsWith('rungs') && !can(cs.kind === 'matmul' ? 'matmul' : 'model')) continue;
+        runners.push({ name, runner: await make(name, p, threads) });
+      }
+      for (const { name, runner } of runners) outputs.set(name, await call(runner));
+      const t = await sideBySide(runners.map(({ name, runner }) => ({ name, fn: () => runner.run(input) })), { reps: opt.reps, settleMs });
+      for (const { runner } of runners) runner.dispose();
+      for (const [k, v] of t) timed.set(k, v);
+      if (settleMs > 0) await settle();
+    };
+    if (T > 1) {
+      await timeGroup(contenders.filter(([name]) => name.startsWith('rungs')));
+      await timeGroup(contenders.filter(([name]) => !name.startsWith('rungs')));
+    } else {
+      await timeGroup(contenders);
+    }
     // Check everyone against the first contender (rungs when it runs), and the peers against each other.
-    const [ref, ...others] = runners.map((r) => r.name);
+    const [ref, ...others] = [...outputs.keys()];
     let maxDiff = 0;
     for (const o of others) maxDiff = Math.max(maxDiff, check(`${cs.label}: ${o} vs ${ref}`, outputs.get(o), outputs.get(ref)));
     if (outputs.has('tfjs-wasm') && outputs.has('ort-web')) check(`${cs.label}: ort-web vs tfjs-wasm`, outputs.get('ort-web'), outputs.get('tfjs-wasm'));
-    const timed = await sideBySide(
-      runners.map(({ name, runner }) => ({ name, fn: () => runner.run(input) })),
-      { reps: opt.reps, settleMs });
-    for (const { runner } of runners) runner.dispose();
     const row = { case: cs.label, kind: cs.kind, n: cs.n, flops: cs.flops, maxRelDiff: maxDiff };
     for (const clock of ['wall', 'cpu']) {
       const ms = (n) => timed.get(n)?.[clock] ?? null;
@@ -263,7 +280,8 @@ async function kernels() {
 }
 
 function printKernels(rows) {
-  out(`\n1. Kernels (issue #4): ${T} thread${T > 1 ? 's' : ''} each; median of ${opt.reps} interleaved repetitions per call; every contender copies the input in and the` +
+  out(`\n1. Kernels (issue #4): ${T} thread${T > 1 ? 's' : ''} each; median of ${opt.reps} interleaved repetitions per call` +
+    (T > 1 ? ' (rungs and rungs 1t interleaved before any peer exists, then the peers)' : '') + '; every contender copies the input in and the' +
     ' output out (Float32Array); wall clock, and the process CPU time beside it' +
     (T > 1 ? `; "rungs 1t": rungs on one thread in the same run, "vs 1t": its time / rungs' at ${T}` : ''));
   const two = T > 1;
@@ -386,30 +404,48 @@ async function trace() {
     return ms;
   }
 
-  // Process warm-up, once per engine: a throwaway instance runs the first request, so that
-  // one-time costs of the process (V8 tiering up each engine's wasm code, first-use allocations)
-  // do not land on whichever contender happens to run first.
-  progress('process warm-up (a throwaway cache / session per engine)');
-  for (const c of contenders.filter((x) => !x.name.startsWith('rungs (b)') && !x.name.startsWith('rungs (c)'))) {
-    const inst = await c.fresh();
-    await inst.run(0, 1, null);
-    inst.dispose();
+  // One group of contenders, interleaved: process warm-up, first pass, warm passes. At one thread
+  // every contender is one group; at more, rungs' schemes run before any peer's session exists,
+  // then the peers (see the header: a threaded peer's spinning workers take a core).
+  async function runGroup(group) {
+    // Process warm-up, once per engine: a throwaway instance runs the first request, so that
+    // one-time costs of the process (V8 tiering up each engine's wasm code, first-use allocations)
+    // do not land on whichever contender happens to run first.
+    progress('process warm-up (a throwaway cache / session per engine)');
+    for (const c of group.filter((x) => !x.name.startsWith('rungs (b)') && !x.name.startsWith('rungs (c)'))) {
+      const inst = await c.fresh();
+      await inst.run(0, 1, null);
+      inst.dispose();
+    }
+    // First pass: a fresh cache / session per contender (set-up timed and included), then the
+    // trace, compiles included; its outputs are kept and checked below, every request.
+    progress('first pass (fresh caches and sessions, compiles included)');
+    const live = [];
+    for (const c of group) {
+      const stop = stopwatch();
+      const inst = await c.fresh();
+      live.push({ c, inst, setup: stop(), outputs: new Array(reqs.length), warm: [] });
+    }
+    const firstMs = await interleavedPass(live, true);
+    for (const [k, l] of live.entries()) {
+      l.first = { wall: l.setup.wall + firstMs[k].wall, cpu: l.setup.cpu + firstMs[k].cpu };
+      l.st = l.inst.stats();
+    }
+    // Warm passes, interleaved the same way.
+    for (let rep = 0; rep < opt.traceReps; ++rep) {
+      progress(`warm pass ${rep + 1}/${opt.traceReps}`);
+      const ms = await interleavedPass(live, false);
+      for (const [k, l] of live.entries()) l.warm.push(ms[k]);
+    }
+    if (settleMs > 0) await settle();
+    return live;
   }
+  const isRungs = (c) => c.name.startsWith('rungs');
+  const live = T > 1
+    ? [...(await runGroup(contenders.filter(isRungs))), ...(await runGroup(contenders.filter((c) => !isRungs(c))))]
+    : await runGroup(contenders);
 
-  // First pass: a fresh cache / session per contender (set-up timed and included), then the trace,
-  // compiles included; its outputs are kept and checked, every request, against tfjs.
-  progress('first pass (fresh caches and sessions, compiles included)');
-  const live = [];
-  for (const c of contenders) {
-    const stop = stopwatch();
-    const inst = await c.fresh();
-    live.push({ c, inst, setup: stop(), outputs: new Array(reqs.length), warm: [] });
-  }
-  const firstMs = await interleavedPass(live, true);
-  for (const [k, l] of live.entries()) {
-    l.first = { wall: l.setup.wall + firstMs[k].wall, cpu: l.setup.cpu + firstMs[k].cpu };
-    l.st = l.inst.stats();
-  }
+  // Every request's output against tfjs (or ORT when tfjs is not there).
   const ref = live.find((l) => l.c.name.startsWith('tfjs')) ?? live.find((l) => l.c.name.startsWith('ort'));
   for (const l of live) {
     if (l === ref) continue;
@@ -419,13 +455,6 @@ async function trace() {
     l.maxRelDiff = worst;
   }
   for (const l of live) l.outputs = null;
-
-  // Warm passes, interleaved the same way.
-  for (let rep = 0; rep < opt.traceReps; ++rep) {
-    progress(`warm pass ${rep + 1}/${opt.traceReps}`);
-    const ms = await interleavedPass(live, false);
-    for (const [k, l] of live.entries()) l.warm.push(ms[k]);
-  }
 
   const warmOf = (l, clock) => median(l.warm.map((t) => t[clock]));
   const rows = live.map((l) => {
@@ -459,7 +488,7 @@ async function trace() {
 function printTrace(t) {
   out(`\n2. Encoder over the trace (issue #6): ${t.requests} requests, ${t.actualRows} tokens, ${t.distinctLengths} distinct lengths;` +
     ` warm = median of ${opt.traceReps} whole-trace passes; first pass = fresh cache/session, compiles and set-up included;` +
-    ` contenders interleaved by chunks of 50 requests`);
+    ` contenders interleaved by chunks of 50 requests` + (T > 1 ? ' (rungs\' schemes before any peer exists, then the peers)' : ''));
   out(table(
     ['scheme', 'compiles', 'compile ms', 'first pass ms', 'warm ms', 'warm cpu ms', 'padded rows', 'computed rows', 'waste',
       'compute waste', 'vs tfjs warm', 'cpu', 'vs tfjs first', 'cpu', 'max rel diff'],
@@ -514,14 +543,18 @@ async function onnxSection() {
         const q = onnxFiles.request(ort, m, extent, 7);
         const runners = [['rungs', onnxFiles.rungsAt(r, m, extent, T)]];
         if (T > 1) runners.push(['rungs 1t', onnxFiles.rungsAt(r, m, extent, 1)]);
+        const ours = runners.map(([n, x]) => [n, x.run(q)]);
+        const rungsCases = runners.map(([n, x]) => ({ name: n, fn: () => x.run(q) }));
+        // At more than one thread rungs is timed before ORT's session exists (see the header).
+        const early = T > 1 ? await sideBySide(rungsCases, { reps: opt.reps, settleMs }) : null;
+        if (early) await settle();
         const session = await onnxFiles.ortSession(ort, ortPeer.sessionOptions, m, extent);
         const theirs = await session.run(q.feeds);
         let diff = 0;
-        for (const [n, x] of runners) diff = Math.max(diff, onnxFiles.checkOutputs(check, `${name} at ${extent}: ${n} vs ort-web`, m, x.run(q), theirs));
-        const timed = await sideBySide([
-          ...runners.map(([n, x]) => ({ name: n, fn: () => x.run(q) })),
-          { name: 'ort-web', fn: () => session.run(q.feeds) },
-        ], { reps: opt.reps, settleMs });
+        for (const [n, y] of ours) diff = Math.max(diff, onnxFiles.checkOutputs(check, `${name} at ${extent}: ${n} vs ort-web`, m, y, theirs));
+        const timed = await sideBySide([...(early ? [] : rungsCases), { name: 'ort-web', fn: () => session.run(q.feeds) }],
+          { reps: opt.reps, settleMs });
+        if (early) for (const [k, v] of early) timed.set(k, v);
         for (const [, x] of runners) x.dispose();
         await session.release();
         const ms = (n, clock = 'wall') => timed.get(n)?.[clock] ?? null;
