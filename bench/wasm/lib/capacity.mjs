@@ -2,7 +2,7 @@
 // What the machine gives N threads right now, measured with no engine in it: N worker threads
 // run the same busy loop at once, against one of them alone. On a 2-vCPU VM whose vCPUs share the
 // host's cores, two threads got anything from 1.0x to 2.0x one thread's rate depending on the
-// minute (docs/performance.md, "Two threads"); a benchmark's N-thread rows measured in a 1.0x
+// minute (docs/results-threads.md); a benchmark's N-thread rows measured in a 1.0x
 // minute say nothing about the code. The benchmarks print this before and after their timings.
 import { Worker } from 'node:worker_threads';
 
