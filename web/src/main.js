@@ -10,6 +10,7 @@ import { DEFAULT_SCHEME, KINDS, schemeLabel } from './schemes.js';
 import { PRESETS, describeProblems } from './traffic.js';
 import { exportCsv, exportJson, latencyText, meanSd } from './export.js';
 import { MAX_REPETITIONS, MAX_SCHEMES, settingsFromQuery, settingsToQuery } from './url.js';
+import { initOnnxFile } from './onnx-file.js';
 import { initTextMode } from './text.js';
 import classifierDesc from '../../examples/models/classifier.json';
 import classifierJson from '../../examples/models/classifier.json?url';
@@ -169,7 +170,7 @@ worker.onmessage = (ev) => {
       break;
     case 'onnx-loaded':
     case 'onnx-error':
-      onOnnxMessage(m);
+      onnxFile.onMessage(m);
       break;
     case 'threads':
       if (m.id !== threadsId) return;
@@ -214,93 +215,20 @@ worker.onerror = (ev) => {
 
 // ------------------------------------------------------------------------------------------ .onnx
 
-// A dropped or chosen .onnx file goes to the worker (loadOnnx there); the options come from the
-// two boxes: the bucket dim ('' = the only symbol left) and "name=value" pairs to fix the others.
-const onnx = { bytes: null, fileName: '', loadId: 0 };
-
-function parseFix(text) {
-  const fix = {};
-  for (const part of text.split(/[,\s]+/).filter(Boolean)) {
-    const m = /^([^=]+)=(\d+)$/.exec(part);
-    if (!m) throw new Error(`Fix: '${part}' is not name=value (a whole number), e.g. batch=1`);
-    fix[m[1]] = Number(m[2]);
-  }
-  return fix;
-}
-
-function loadOnnxBytes() {
-  if (!onnx.bytes) return;
-  const status = $('onnx-status');
-  let fix;
-  try {
-    fix = parseFix($('onnx-fix').value);
-  } catch (e) {
-    status.textContent = e.message;
-    status.className = 'hint error';
-    return;
-  }
-  const options = { fix };
-  const bucketDim = $('onnx-bucket-dim').value.trim();
-  if (bucketDim) options.bucketDim = bucketDim;
-  onnx.loadId++;
-  status.textContent = `Loading ${onnx.fileName}…`;
-  status.className = 'hint';
-  // A copy: the buffer is transferred, and "Load again" needs the bytes.
-  const bytes = onnx.bytes.slice(0);
-  worker.postMessage({ type: 'load-onnx', loadId: onnx.loadId, fileName: onnx.fileName, bytes, options }, [bytes]);
-}
-
-async function takeOnnxFile(file) {
-  if (!file) return;
-  const status = $('onnx-status');
-  if (!/\.onnx$/i.test(file.name)) {
-    status.textContent = `${file.name}: not an .onnx file (the demo takes ONNX models; export one with torch.onnx.export)`;
-    status.className = 'hint error';
-    return;
-  }
-  onnx.bytes = await file.arrayBuffer();
-  onnx.fileName = file.name;
-  $('onnx-reload').disabled = false;
-  loadOnnxBytes();
-}
-
-function onOnnxMessage(m) {
-  if (m.loadId !== onnx.loadId) return;
-  const status = $('onnx-status');
-  if (m.type === 'onnx-error') {
-    status.textContent = m.message;
-    status.className = 'hint error';
-    return;
-  }
-  const inputs = m.inputs.map((i) => `${i.name} (${i.dtype}${i.role !== 'values' ? `, ${i.role}` : ''})`).join(', ');
-  MODELS.onnx = {
-    desc: { description: `${m.fileName}: ${m.paramCount.toLocaleString('en-US')} parameters; inputs ${inputs}; outputs ${m.outputs.join(', ')}`,
-      bucket_dim: m.bucketDim },
-    urls: null,
-  };
-  $('onnx-choice-name').textContent = m.fileName;
-  $('onnx-choice').hidden = false;
-  status.textContent = `Loaded ${m.fileName}, bucketed on '${m.bucketDim}'.`;
-  status.className = 'hint ok';
-  state.model = 'onnx';
-  changed(0);
-}
-
-function wireOnnx() {
-  $('onnx-file').addEventListener('change', (ev) => takeOnnxFile(ev.target.files[0]));
-  $('onnx-reload').addEventListener('click', loadOnnxBytes);
-  const drop = $('onnx-drop');
-  drop.addEventListener('dragover', (ev) => {
-    ev.preventDefault();
-    drop.classList.add('over');
-  });
-  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-  drop.addEventListener('drop', (ev) => {
-    ev.preventDefault();
-    drop.classList.remove('over');
-    takeOnnxFile(ev.dataTransfer.files[0]);
-  });
-}
+// A model of the user's own (onnx-file.js): once loaded it is the model 'onnx' of the controls.
+const onnxFile = initOnnxFile({
+  worker,
+  onLoaded: (m) => {
+    const inputs = m.inputs.map((i) => `${i.name} (${i.dtype}${i.role !== 'values' ? `, ${i.role}` : ''})`).join(', ');
+    MODELS.onnx = {
+      desc: { description: `${m.fileName}: ${m.paramCount.toLocaleString('en-US')} parameters; inputs ${inputs}; outputs ${m.outputs.join(', ')}`,
+        bucket_dim: m.bucketDim },
+      urls: null,
+    };
+    state.model = 'onnx';
+    changed(0);
+  },
+});
 
 function trafficSpec() {
   const t = state.traffic;
@@ -1166,7 +1094,6 @@ readUrl();
 textMode.start();
 buildStaticControls();
 wireControls();
-wireOnnx();
 syncInputs();
 renderTabs();
 publish();
