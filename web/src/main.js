@@ -8,9 +8,10 @@ import { compareChart, ladderChart, paddingChart, timelineChart, wasteChart } fr
 import { fmtBytes, fmtInt, fmtMs, fmtPct, fmtX } from './format.js';
 import { DEFAULT_SCHEME, KINDS, schemeLabel } from './schemes.js';
 import { PRESETS, describeProblems } from './traffic.js';
-import { exportCsv, exportJson, latencyText, meanSd } from './export.js';
+import { exportCsv, exportJson, latencyText } from './export.js';
 import { MAX_REPETITIONS, MAX_SCHEMES, settingsFromQuery, settingsToQuery } from './url.js';
 import { initOnnxFile } from './onnx-file.js';
+import { bucketOptions, bucketReport, bucketTableRows, compareRows, compareTable, defaultBucket } from './tables.js';
 import { initTextMode } from './text.js';
 import classifierDesc from '../../examples/models/classifier.json';
 import classifierJson from '../../examples/models/classifier.json?url';
@@ -841,77 +842,19 @@ function renderNotice(view) {
 // Fills the compare table and returns the job that draws the compare chart.
 function renderCompare() {
   const run = state.run;
-  const rows = [];
-  if (run) {
-    run.schemes.forEach((s, i) => {
-      const r = run.results[i];
-      const st = r && r.stats;
-      const fin = r && r.final;
-      rows.push({
-        i, letter: s.letter, label: s.label, color: s.color, error: s.error,
-        buckets: s.ranges ? s.ranges.length : null,
-        compiles: st ? st.compiles : null,
-        refused: r ? r.refused : null,
-        actualRows: st ? st.actualRows : null,
-        paddedRows: st ? st.paddedRows : null,
-        waste: st ? st.waste : null,
-        computeWaste: st ? st.computeWaste : null,
-        compileMs: st ? st.compileMs : null,
-        totalMs: fin ? r.totalMs : null,
-        arena: st ? st.arenaBytes : null,
-        weights: st ? st.weightBytes : null,
-        memory: st ? st.arenaBytes + st.weightBytes : null,
-        totalMean: fin ? meanSd(r.repTotals).mean : null,
-        totalSd: fin ? meanSd(r.repTotals).sd : null,
-        p50: fin && r.latency ? r.latency.p50 : null,
-        p90: fin && r.latency ? r.latency.p90 : null,
-        p99: fin && r.latency ? r.latency.p99 : null,
-        final: !!fin,
-      });
-    });
-  }
+  const rows = compareRows(run);
   const shownRows = rows.filter((r) => !r.error);
   // Height follows the number of schemes: one 4-up row of small bars wide, two rows narrow.
   const chartEl = $('chart-compare');
   const perGrid = 34 + 28 * Math.max(1, shownRows.length);
   const want = `${chartEl.clientWidth < 520 ? 2 * perGrid : perGrid}px`;
   if (chartEl.style.height !== want) chartEl.style.height = want;
-  // Columns: "computed" only with active extent (it equals the waste otherwise), "refused" only
-  // when a scheme refused requests.
-  const active = run && run.active;
-  const reps = run ? run.repetitions : 1;
-  const refused = rows.some((r) => r.refused > 0);
-  const cols = [
-    ['compiles', 'Compiled', (v, r) => `${fmtInt(v)} / ${fmtInt(r.buckets)}`],
-    ...(refused ? [['refused', 'Refused', fmtInt]] : []),
-    ['actualRows', 'Real rows', fmtInt], ['paddedRows', 'Padded rows', fmtInt], ['waste', 'Waste', fmtX],
-    ...(active ? [['computeWaste', 'Computed', fmtX]] : []),
-    ['compileMs', 'Compile', fmtMs], ['totalMs', reps > 1 ? 'Total (1st)' : 'Total', fmtMs],
-    ...(reps > 1 ? [['totalMean', `Total, mean ± sd of ${reps}`, (v, r) => `${fmtMs(v)} ± ${fmtMs(r.totalSd)}`]] : []),
-    ['p50', 'p50', fmtMs], ['p90', 'p90', fmtMs], ['p99', 'p99', fmtMs],
-    ['memory', 'Memory', fmtBytes],
-  ];
-  const head = `<tr><th scope="col">Scheme</th>${cols.map(([, h]) => `<th scope="col">${h}</th>`).join('')}</tr>`;
+  const { head, body } = compareTable(rows, { active: !!(run && run.active), repetitions: run ? run.repetitions : 1, selected: state.selected });
   const thead = el.compareBody.parentElement.tHead;
   if (thead.innerHTML !== head) thead.innerHTML = head;
-  const name = (r) => `<td class="scheme-name" title="${escapeHtml(r.label)}"><span class="swatch" style="background:${r.color}"></span>${r.letter} · ${escapeHtml(r.label)}</td>`;
-  const cell = (r, [field, , f]) => {
-    const v = r[field];
-    const title = field === 'memory' && v != null ? ` title="arena ${fmtBytes(r.arena)} + weights ${fmtBytes(r.weights)}"`
-      : /^p\d\d$/.test(field) ? ` title="${field} of the per-request latency (runPadded) over every request of every repetition"` : '';
-    return `<td data-field="${field}" data-value="${v == null ? '' : v}"${title}>${v == null ? '…' : f(v, r)}</td>`;
-  };
-  el.compareBody.innerHTML = rows.map((r) => (r.error
-    ? `<tr data-scheme="${r.i}">${name(r)}<td colspan="${cols.length}" class="muted" style="text-align:left">invalid: ${escapeHtml(r.error)}</td></tr>`
-    : `<tr data-scheme="${r.i}" class="${r.i === state.selected ? 'selected' : ''}">${name(r)}${cols.map((c) => cell(r, c)).join('')}</tr>`)).join('');
+  el.compareBody.innerHTML = body;
   return (o) => chartCompare.update({ rows: shownRows }, o);
 }
-
-function escapeHtml(s) {
-  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-}
-
-const rangeText = (r) => (r.end - r.start === 1 ? `${r.start}` : `${r.start}–${r.end - 1}`);
 
 function renderBuckets(view) {
   const { scheme, result } = view;
@@ -919,82 +862,17 @@ function renderBuckets(view) {
   const buckets = result && result.stats ? result.stats.buckets : null;
   el.bucketTableScheme.textContent = `${scheme.letter} · ${scheme.label}`;
   // The selector: every bucket, keyboard-reachable (the charts' click does the same).
-  const opts = ranges.map((r, i) => {
-    const b = buckets && buckets[i];
-    return `<option value="${i}">${rangeText(r)} → ${r.end - 1}${b ? ` · ${fmtInt(b.runs)} requests${b.compiled ? '' : ' · not compiled'}` : ''}</option>`;
-  }).join('');
+  const opts = bucketOptions(ranges, buckets);
   if (el.bucketSelect.dataset.opts !== opts) {
     el.bucketSelect.innerHTML = opts;
     el.bucketSelect.dataset.opts = opts;
   }
-  if (!state.bucketPicked || state.bucket < 0 || state.bucket >= ranges.length) {
-    // Default: the busiest bucket so far, else the first.
-    let best = 0;
-    if (buckets) buckets.forEach((b, i) => { if (b.runs > buckets[best].runs) best = i; });
-    state.bucket = ranges.length ? best : -1;
-  }
+  if (!state.bucketPicked || state.bucket < 0 || state.bucket >= ranges.length) state.bucket = defaultBucket(ranges, buckets);
   if (state.bucket >= 0) el.bucketSelect.value = String(state.bucket);
-
-  const cell = (v, f, field) => `<td data-field="${field}" data-value="${v}">${f(v)}</td>`;
-  el.bucketBody.innerHTML = ranges.map((r, i) => {
-    const b = buckets && buckets[i];
-    if (!b) return `<tr data-bucket="${i}"><td>${rangeText(r)}</td><td>${r.end - 1}</td><td colspan="9" class="muted" style="text-align:left">not run yet</td></tr>`;
-    return `<tr data-bucket="${i}" class="${i === state.bucket ? 'selected' : ''}"><td data-field="range">${rangeText(r)}</td>${cell(b.upper, fmtInt, 'upper')}` +
-      cell(b.runs, fmtInt, 'runs') + cell(b.hits, fmtInt, 'hits') + cell(b.compiles, fmtInt, 'compiles') +
-      cell(b.actualRows, fmtInt, 'actualRows') + cell(b.paddedRows, fmtInt, 'paddedRows') +
-      `<td data-field="waste">${b.actualRows ? fmtX(b.paddedRows / b.actualRows) : '—'}</td>` +
-      cell(b.compileMs, fmtMs, 'compileMs') + cell(b.runMs, fmtMs, 'runMs') + cell(b.arenaBytes, fmtBytes, 'arenaBytes') + '</tr>';
-  }).join('');
-
-  renderReport(view, ranges, buckets);
-}
-
-function renderReport(view, ranges, buckets) {
+  el.bucketBody.innerHTML = bucketTableRows(ranges, buckets, state.bucket);
   const i = state.bucket;
-  if (i < 0 || !ranges[i]) {
-    el.bucketReport.innerHTML = `<p class="empty">${view.scheme.error ? 'The scheme is invalid.' : 'No bucket selected.'}</p>`;
-    return;
-  }
-  const r = ranges[i];
-  const b = buckets && buckets[i];
-  const report = view.result && view.result.reports ? view.result.reports[i] : null;
-  const facts = [
-    ['Keys', `${rangeText(r)} (${fmtInt(r.end - r.start)} lengths)`],
-    ['Compiles at', `${fmtInt(r.end - 1)} rows`],
-  ];
-  if (b) {
-    facts.push(
-      ['Requests', `${fmtInt(b.runs)} (${fmtInt(b.hits)} cache hits, ${fmtInt(b.compiles)} compile)`],
-      ['Rows', `${fmtInt(b.actualRows)} real → ${fmtInt(b.paddedRows)} padded${b.actualRows ? ` (${fmtX(b.paddedRows / b.actualRows)})` : ''}`],
-      ['Computed rows', `${fmtInt(b.computedRows)}${b.activeRuns ? ` (${fmtInt(b.activeRuns)} active-extent runs)` : ''}`],
-      ['Compile', b.compiled ? fmtMs(b.compileMs) : 'not compiled: no request needed it'],
-      ['Run', b.runs ? `${fmtMs(b.runMs)} total · ${fmtMs(b.runMs / b.runs)} per request` : '—'],
-      ['Arena', b.compiled ? fmtBytes(b.arenaBytes) : '—'],
-      ['Params', b.compiled ? fmtBytes(b.paramBytes) : '—'],
-    );
-    if (b.activeSupported !== null) facts.push(['Active extent', b.activeSupported ? 'supported' : `not supported: ${b.activeReason}`]);
-  } else {
-    facts.push(['Status', 'not run yet']);
-  }
-  const dl = `<dl class="facts">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
-  // Two columns: the facts with the kernels, and the passes (one column on narrow screens).
-  if (!report) {
-    const why = b && b.compiled
-      ? 'The compiled graph\'s report (passes, fused kernels) appears when this scheme finishes.'
-      : 'Nothing compiled here yet: a bucket compiles the first time a request needs it.';
-    el.bucketReport.innerHTML = `<div class="stack">${dl}</div><div><p class="empty">${why}</p></div>`;
-    return;
-  }
-  const counts = new Map();
-  for (const k of report.kernels) counts.set(k.kernel, (counts.get(k.kernel) ?? 0) + 1);
-  const kernels = [...counts.entries()].sort((x, y) => y[1] - x[1]);
-  const kernelList = `<div><h3>Fused kernels (${report.kernels.length} nodes, ${kernels.length} kinds)</h3><ul class="kernels">` +
-    kernels.map(([k, n]) => `<li><span>${escapeHtml(k)}</span><span>×${n}</span></li>`).join('') + '</ul></div>';
-  const passes = `<div><h3>Passes (compile ${fmtMs(report.compileMs)}, arena ${fmtBytes(report.arenaBytes)}, intermediates ${fmtBytes(report.intermediateBytes)})</h3>` +
-    '<div class="table-wrap"><table class="passes"><thead><tr><th scope="col">Pass</th><th scope="col">Nodes</th><th scope="col">Time</th></tr></thead><tbody>' +
-    report.passes.map((p) => `<tr><td>${escapeHtml(p.name)}</td><td class="${p.changed ? 'changed' : ''}">${p.nodesBefore} → ${p.nodesAfter}</td><td>${fmtMs(p.ms)}</td></tr>`).join('') +
-    '</tbody></table></div></div>';
-  el.bucketReport.innerHTML = `<div class="stack">${dl}${kernelList}</div>${passes}`;
+  const report = result && result.reports ? result.reports[i] : null;
+  el.bucketReport.innerHTML = bucketReport(i >= 0 ? ranges[i] : null, buckets ? buckets[i] : null, report ?? null, scheme.error);
 }
 
 function renderResults() {

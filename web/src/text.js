@@ -11,9 +11,8 @@ import { heatmapChart, paddingChart } from './charts.js';
 import { fmtInt, fmtMs, fmtX } from './format.js';
 import { schemeLabel } from './schemes.js';
 import { MAX_SENTENCES, SAMPLE_SENTENCES, bucketRows, sentencesOf } from './sentences.js';
+import { escapeHtml, rangeText } from './tables.js';
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
-const rangeText = (r) => (r.end - r.start === 1 ? `${r.start}` : `${r.start}–${r.end - 1}`);
 const fmtMb = (b) => `${(b / 1e6).toFixed(1)} MB`;
 
 /**
@@ -189,7 +188,7 @@ export function initTextMode({ worker, scheme, onMode }) {
       const ext = r && r.extents ? r.extents[i] : null;
       const run = rowsBy.get(i);
       const bucket = b == null ? '—' : b < 0 ? 'outside the ladder' : rangeText(r.ranges[b]);
-      tr.innerHTML = `<td>${i + 1}</td><td>${esc(t)}</td><td>${n == null ? '—' : n}</td>` +
+      tr.innerHTML = `<td>${i + 1}</td><td>${escapeHtml(t)}</td><td>${n == null ? '—' : n}</td>` +
         `<td class="${b != null && b < 0 ? 'out' : ''}">${bucket}</td><td>${ext == null ? '—' : ext}</td>` +
         `<td>${ext == null ? '—' : ext - n}</td><td>${run ? `${run.mode} at ${run.bucket}` : '—'}</td>`;
       tr.dataset.tokens = n == null ? '' : String(n);
