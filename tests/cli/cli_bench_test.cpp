@@ -56,7 +56,6 @@ TEST(CliBench, TraceText) {
   std::remove((base + "-empty.txt").c_str());
 }
 
-
 TEST(CliBench, CompareTakesListLadders) {
   for (const std::string compare : {"--compare 'list:8,16,32;one:32'", "--compare list:8,16,32,one:32",
                                     "--compare list:8,16,32 --compare one:32"}) {
@@ -252,7 +251,6 @@ TEST(CliBench, JsonSchemaIsTheDocumentedOne) {
       EXPECT_TRUE(same) << it.key() << ": " << v << " vs documented " << it.value();
     }
 }
-
 
 TEST(CliPlan, ModelCompilesTheBucketsEachLadderUses) {
   Result r = cli("plan --synthetic lognormal:24:200:256:3 --buckets 3 --model " + kModels + "encoder.json --format json");

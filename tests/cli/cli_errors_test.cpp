@@ -127,7 +127,6 @@ TEST(CliErrors, HugeSizesAreRefusedBeforeAllocating) {
   std::remove(huge_trace.c_str());
 }
 
-
 // Within every limit (768 MB of inputs) but past what the machine gives: a named error, exit 1.
 TEST(CliErrors, OutOfMemoryIsANamedError) {
   if (kSanitized) GTEST_SKIP() << "an address-space limit and a sanitizer's shadow memory do not mix";

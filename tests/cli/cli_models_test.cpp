@@ -203,7 +203,6 @@ TEST(CliCheckPadding, BadLengthsAndLadders) {
   EXPECT_NE(no_extent.out.find("inspect: give --extent E (or --check-padding)"), std::string::npos) << no_extent.out;
 }
 
-
 // --- .onnx models: the committed encoders (tests/models/onnx) with their torch goldens ----------
 
 const std::string kOnnx = std::string(RUNGS_SOURCE_DIR) + "/tests/models/onnx/";
