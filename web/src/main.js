@@ -5,12 +5,13 @@ import '@fontsource-variable/inter';
 import '@fontsource-variable/jetbrains-mono';
 import './style.css';
 import { compareChart, ladderChart, paddingChart, timelineChart, wasteChart } from './charts.js';
-import { fmtBytes, fmtInt, fmtMs, fmtPct, fmtX } from './format.js';
+import { fmtInt, fmtX } from './format.js';
 import { DEFAULT_SCHEME, KINDS, schemeLabel } from './schemes.js';
 import { PRESETS, describeProblems } from './traffic.js';
-import { exportCsv, exportJson, latencyText } from './export.js';
+import { exportCsv, exportJson } from './export.js';
 import { MAX_REPETITIONS, MAX_SCHEMES, settingsFromQuery, settingsToQuery } from './url.js';
 import { initOnnxFile } from './onnx-file.js';
+import { cardsView, noticeText, runbarView } from './summary.js';
 import { bucketOptions, bucketReport, bucketTableRows, compareRows, compareTable, defaultBucket } from './tables.js';
 import { initTextMode } from './text.js';
 import classifierDesc from '../../examples/models/classifier.json';
@@ -753,90 +754,27 @@ function setOut(node, text, value) {
 }
 
 function renderRunbar() {
-  const run = state.run;
-  if (!run) {
-    el.status.textContent = state.ready ? 'Ready: press Run' : 'Loading the WebAssembly module…';
-    el.progress.max = 1;
-    el.progress.value = 0;
-    el.runCount.textContent = '';
-    el.stop.disabled = true;
-    return;
-  }
-  const n = run.lengths.length;
-  const total = n * run.runnable.length * run.repetitions;
-  const done = run.runnable.reduce((acc, i) => acc + (run.results[i] ? run.results[i].done : 0), 0);
-  el.progress.max = Math.max(1, total);
-  el.progress.value = done;
-  el.progress.setAttribute('aria-valuetext', `${done} of ${total} requests`);
-  el.stop.disabled = run.status !== 'running';
-  el.runCount.textContent = `${fmtInt(done)} / ${fmtInt(total)} requests`;
-  if (run.status === 'running') {
-    const cur = run.current >= 0 ? run.schemes[run.current] : null;
-    const repNote = run.repetitions > 1 && cur ? ` (repetition ${Math.min(run.repetitions, 1 + Math.floor((run.results[run.current]?.done ?? 0) / Math.max(1, n)))} of ${run.repetitions})` : '';
-    el.status.textContent = cur ? `Running scheme ${cur.letter} (${cur.label}) on ${run.model}${repNote}…` : `Loading ${run.model}…`;
-  } else if (run.status === 'done') {
-    el.status.textContent = `Done: ${fmtInt(n)} requests through ${run.runnable.length} ${run.runnable.length === 1 ? 'scheme' : 'schemes'} on ${run.model}` +
-      (run.repetitions > 1 ? `, ${run.repetitions} times each` : '');
-  } else if (run.status === 'stopped') {
-    el.status.textContent = 'Stopped. Press Run to start again.';
-  } else if (run.status === 'error') {
-    el.status.textContent = run.message;
-  }
+  const v = runbarView(state.run, state.ready);
+  el.status.textContent = v.status;
+  el.progress.max = v.max;
+  el.progress.value = v.value;
+  if (v.valueText !== null) el.progress.setAttribute('aria-valuetext', v.valueText);
+  el.runCount.textContent = v.count;
+  el.stop.disabled = v.stopDisabled;
 }
 
 function renderCards(view) {
-  const { scheme, result } = view;
-  el.heroScheme.textContent = `${scheme.letter} · ${scheme.label}`;
-  document.querySelector('.hero').style.setProperty('--hero-color', scheme.color);
-  const s = result && result.stats;
-  const [reqV, reqS] = el.cards.requests;
-  const [comV, comS] = el.cards.compiles;
-  const [timeV, timeS] = el.cards.time;
-  const [memV, memS] = el.cards.memory;
-  if (!s) {
-    setOut(el.bigWaste, scheme.expectedWaste != null ? fmtX(scheme.expectedWaste) : '—', null);
-    el.bigWaste.classList.add('muted');
-    el.bigWasteSub.textContent = scheme.error ? 'scheme is invalid' : 'predicted from the ladder; run to measure';
-    setOut(reqV, view.lengths.length ? fmtInt(view.lengths.length) : '—');
-    reqS.textContent = 'planned';
-    setOut(comV, scheme.ranges ? `0 / ${scheme.ranges.length}` : '—');
-    comS.textContent = 'buckets compiled';
-    setOut(timeV, '—');
-    timeS.textContent = '';
-    setOut(memV, '—');
-    memS.textContent = '';
-    return;
+  const v = cardsView(view);
+  el.heroScheme.textContent = v.hero;
+  document.querySelector('.hero').style.setProperty('--hero-color', v.color);
+  setOut(el.bigWaste, v.waste.text, v.waste.value);
+  el.bigWaste.classList.toggle('muted', v.waste.muted);
+  el.bigWasteSub.textContent = v.wasteSub;
+  for (const key of ['requests', 'compiles', 'time', 'memory']) {
+    const [value, sub] = el.cards[key];
+    setOut(value, v[key].text, v[key].value);
+    sub.textContent = v[key].sub;
   }
-  el.bigWaste.classList.remove('muted');
-  setOut(el.bigWaste, fmtX(s.waste), s.waste);
-  const padding = s.paddedRows - s.actualRows;
-  let sub = `${fmtInt(s.paddedRows)} padded rows for ${fmtInt(s.actualRows)} real · ${fmtPct(s.paddedRows ? padding / s.paddedRows : 0)} padding`;
-  if (view.run && view.run.active) sub += ` · computed ${fmtX(s.computeWaste)}`;
-  el.bigWasteSub.textContent = sub;
-  setOut(reqV, fmtInt(s.runs), s.runs);
-  reqS.textContent = result.refused ? `${fmtInt(result.refused)} refused (no bucket)` : `of ${fmtInt(view.lengths.length)} · ${fmtInt(s.hits)} cache hits`;
-  setOut(comV, `${fmtInt(s.compiles)} / ${scheme.ranges.length}`, s.compiles);
-  comS.textContent = `${fmtMs(s.compileMs)} compiling`;
-  setOut(timeV, fmtMs(result.totalMs), result.totalMs);
-  timeS.textContent = `run ${fmtMs(s.runMs)} · compile ${fmtMs(s.compileMs)}` +
-    (result.latency ? ` · per request ${latencyText(result.latency, fmtMs)}` : '');
-  const mem = s.arenaBytes + s.weightBytes;
-  setOut(memV, fmtBytes(mem), mem);
-  memS.textContent = `arena ${fmtBytes(s.arenaBytes)} · weights ${fmtBytes(s.weightBytes)}`;
-}
-
-function renderNotice(view) {
-  const { result, scheme, run } = view;
-  const notes = [];
-  if (run && run.status === 'error') notes.push(run.message);
-  if (scheme.error) notes.push(`Scheme ${scheme.letter} is invalid: ${scheme.error}`);
-  if (result && result.refused > 0) {
-    const keys = [...new Set(result.events.filter((e) => e.upper === null).map((e) => e.key))].sort((a, b) => a - b);
-    const shownKeys = keys.slice(0, 8).join(', ') + (keys.length > 8 ? ', …' : '');
-    const last = scheme.ranges[scheme.ranges.length - 1].end - 1;
-    notes.push(`${fmtInt(result.refused)} ${result.refused === 1 ? 'request was' : 'requests were'} longer than the largest bucket (${last}) and refused: runPadded returned null and compiled nothing (lengths ${shownKeys}). They count in stats().outOfRange, not in the waste.`);
-  }
-  el.notice.textContent = notes.join(' ');
 }
 
 // Fills the compare table and returns the job that draws the compare chart.
@@ -880,7 +818,7 @@ function renderResults() {
   const view = shown();
   if (!view) return;
   renderCards(view);
-  renderNotice(view);
+  el.notice.textContent = noticeText(view);
   const { scheme, result, lengths } = view;
   const ranges = scheme.ranges ?? [];
   const buckets = result && result.stats ? result.stats.buckets : null;
