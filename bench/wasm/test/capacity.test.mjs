@@ -26,9 +26,11 @@ test('capacityReport warns below 90% of the threads, before or after, and only t
 });
 
 test('machineCapacity measures a ratio between the threads taking turns and all running at once', async () => {
-  // Not a speed assertion: on any machine N threads get between a share of one core and N cores.
+  // Not a speed assertion: the ratio is real timing, and a loaded machine puts it anywhere (CI
+  // read 3.39 for two threads, a 10 ms one-thread run slowed by the other jobs). The ratio's
+  // arithmetic is capacityFrom's test above; this one checks the workers run, answer and end.
   const c = await machineCapacity(2, { ms: 10, rounds: 3 });
-  assert.ok(Number.isFinite(c) && c > 0.3 && c < 3, `capacity ${c}`);
+  assert.ok(Number.isFinite(c) && c > 0, `capacity ${c}`);
   const one = await machineCapacity(1, { ms: 10, rounds: 3 });
-  assert.ok(one > 0.3 && one < 3, `capacity of one thread ${one}`);
+  assert.ok(Number.isFinite(one) && one > 0, `capacity of one thread ${one}`);
 });
