@@ -5,13 +5,13 @@ import '@fontsource-variable/inter';
 import '@fontsource-variable/jetbrains-mono';
 import './style.css';
 import { compareChart, ladderChart, paddingChart, timelineChart, wasteChart } from './charts.js';
-import { fmtInt, fmtX } from './format.js';
 import { DEFAULT_SCHEME, KINDS, schemeLabel } from './schemes.js';
-import { PRESETS, describeProblems } from './traffic.js';
+import { PRESETS } from './traffic.js';
 import { exportCsv, exportJson } from './export.js';
 import { MAX_REPETITIONS, MAX_SCHEMES, settingsFromQuery, settingsToQuery } from './url.js';
 import { initOnnxFile } from './onnx-file.js';
 import { cardsView, noticeText, runbarView } from './summary.js';
+import { addedScheme, problemsText, quickSchemes, repetitionsError, schemeErrorPlace, schemeHint, trafficFields, trafficSummary } from './editor.js';
 import { bucketOptions, bucketReport, bucketTableRows, compareRows, compareTable, defaultBucket } from './tables.js';
 import { initTextMode } from './text.js';
 import classifierDesc from '../../examples/models/classifier.json';
@@ -268,7 +268,7 @@ function startRun() {
   }));
   const runnable = schemes.map((s, i) => (s.ranges ? i : -1)).filter((i) => i >= 0);
   const reps = state.repetitions;
-  const repsOk = Number.isInteger(reps) && reps >= 1 && reps <= MAX_REPETITIONS;
+  const repsOk = repetitionsError(reps) === '';
   state.run = {
     id: runId,
     key: settingsKey(),
@@ -461,9 +461,9 @@ function syncInputs() {
   }
   el.active.checked = state.active;
   setNumber(el.repetitions, state.repetitions);
-  const repsOk = Number.isInteger(state.repetitions) && state.repetitions >= 1 && state.repetitions <= MAX_REPETITIONS;
-  el.repetitionsError.textContent = repsOk ? '' : `Repetitions must be a whole number from 1 to ${MAX_REPETITIONS}`;
-  if (repsOk) el.repetitions.removeAttribute('aria-invalid');
+  const repsError = repetitionsError(state.repetitions);
+  el.repetitionsError.textContent = repsError;
+  if (!repsError) el.repetitions.removeAttribute('aria-invalid');
   else el.repetitions.setAttribute('aria-invalid', 'true');
   const t = state.traffic;
   el.trafficKind.value = t.kind;
@@ -471,12 +471,9 @@ function syncInputs() {
   setNumber(el.max, t.max);
   setNumber(el.median, t.median);
   setNumber(el.seed, t.seed);
-  const pasted = t.kind === 'lengths' || t.kind === 'text';
-  for (const label of document.querySelectorAll('[data-traffic]')) {
-    const w = label.dataset.traffic;
-    label.hidden = w === 'pasted' ? !pasted : w === 'lognormal' ? t.kind !== 'lognormal' : pasted;
-  }
-  el.textLabel.textContent = t.kind === 'text' ? 'Text (each sentence is a request of its word count)' : 'Lengths (spaces, commas or new lines)';
+  const fields = trafficFields(t.kind);
+  for (const label of document.querySelectorAll('[data-traffic]')) label.hidden = !fields.shown(label.dataset.traffic);
+  el.textLabel.textContent = fields.textLabel;
   const want = t.kind === 'text' ? t.text : t.lengthsText;
   if (el.text.value !== want) el.text.value = want;
 }
@@ -519,12 +516,12 @@ function renderControls() {
   const lad = plan ? plan.ladders[state.selected] : null;
   // An error about one field goes beside it; the library's own refusals (a ladder it rejects) under
   // the editor.
-  const field = lad && lad.error && lad.field && el.fields[lad.field] ? lad.field : null;
-  el.schemeError.textContent = lad && lad.error && !field ? lad.error : '';
+  const place = schemeErrorPlace(lad, Object.keys(el.fields));
+  el.schemeError.textContent = place.schemeError;
   for (const [k, input] of Object.entries(el.fields)) {
     const note = $(`scheme-${k}-error`);
-    if (k === field) {
-      note.textContent = lad.error;
+    if (k === place.field) {
+      note.textContent = place.fieldError;
       input.setAttribute('aria-invalid', 'true');
       input.setAttribute('aria-describedby', note.id);
     } else {
@@ -533,29 +530,10 @@ function renderControls() {
       input.removeAttribute('aria-describedby');
     }
   }
-  if (lad && lad.ranges) {
-    const n = plan.lengths.length;
-    const outside = n - lad.covered;
-    const parts = [`${lad.ranges.length} buckets over lengths 1–${lad.maxKey}`];
-    if (lad.expectedWaste != null) parts.push(`predicted waste ${fmtX(lad.expectedWaste)} for this traffic`);
-    let hint = `${parts.join(' · ')}.`;
-    if (outside > 0) hint += ` ${fmtInt(outside)} of ${fmtInt(n)} requests are longer than ${lad.maxKey}: the cache will refuse them.`;
-    el.schemeHint.textContent = hint;
-  } else {
-    el.schemeHint.textContent = '';
-  }
+  el.schemeHint.textContent = plan ? schemeHint(lad, plan.lengths.length) : '';
   if (plan) {
-    el.problems.textContent = plan.problems.length
-      ? `${plan.problems.length === 1 && !plan.problems[0].token ? '' : `Ignored ${plan.problems.length} ${plan.problems.length === 1 ? 'entry' : 'entries'}: `}${describeProblems(plan.problems)}`
-      : '';
-    const ls = plan.lengths;
-    if (ls.length) {
-      const sorted = [...ls].sort((a, b) => a - b);
-      const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-      el.trafficSummary.textContent = `${fmtInt(ls.length)} requests · lengths ${sorted[0]}–${sorted[sorted.length - 1]} · median ${q(0.5)} · p90 ${q(0.9)}`;
-    } else {
-      el.trafficSummary.textContent = '';
-    }
+    el.problems.textContent = problemsText(plan.problems);
+    el.trafficSummary.textContent = trafficSummary(plan.lengths);
   }
 }
 
@@ -613,9 +591,7 @@ function wireControls() {
   });
   el.add.addEventListener('click', () => {
     if (state.schemes.length >= MAX_SCHEMES) return;
-    const taken = new Set(state.schemes.map((s) => s.kind));
-    const kind = ['one', 'optimal', 'geometric', 'linear', 'pow2'].find((k) => !taken.has(k)) ?? 'pow2';
-    state.schemes.push({ ...DEFAULT_SCHEME, kind });
+    state.schemes.push(addedScheme(state.schemes));
     state.selected = state.schemes.length - 1;
     changed(0);
   });
@@ -626,12 +602,7 @@ function wireControls() {
     changed(0);
   });
   el.quick.addEventListener('click', () => {
-    const max = state.traffic.kind === 'lengths' || state.traffic.kind === 'text' ? DEFAULT_SCHEME.max : state.traffic.max;
-    state.schemes = [
-      { ...DEFAULT_SCHEME, kind: 'pow2', max },
-      { ...DEFAULT_SCHEME, kind: 'optimal', budget: 6 },
-      { ...DEFAULT_SCHEME, kind: 'one', max },
-    ];
+    state.schemes = quickSchemes(state.traffic);
     state.selected = 0;
     state.live = true;
     changed(0);
