@@ -58,8 +58,11 @@ export function matmul(n, B, threads = 1) {
   if (c.report().threads !== threads) throw new Error(`rungs: asked for ${threads} threads, the report says ${c.report().threads}`);
   c.setParam('b', B);
   g.delete();
+  const out = [new Float32Array(n * n)];
   return {
     run: (A) => c.run({ a: A })[0],
+    // The same product into one output array kept across calls (CompiledGraph.runInto).
+    runInto: (A) => c.runInto({ a: A }, out)[0],
     kernels: () => c.report().kernels?.map((k) => k.kernel).join(', '),
     dispose: () => {
       c.delete();
