@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "core/check.hpp"
@@ -90,21 +91,33 @@ int64_t to_int(const json& v) {
   return 0;
 }
 
-// A TF `bytes` attribute: base64 text (protobuf's JSON) or an array of bytes.
-std::string bytes_of(const json& v) {
-  if (v.is_array()) {
-    std::string s;
-    for (const json& b : v) s += static_cast<char>(b.get<int>());
-    return s;
-  }
-  if (!v.is_string()) return {};
-  static const std::string abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+// A TF `bytes` attribute: base64 text (protobuf's JSON mapping: the standard or the URL-safe
+// alphabet, padding optional) or an array of byte values; nullopt when it is neither (a character
+// outside both alphabets, padding before the end, a lone trailing character, a value past 255).
+std::optional<std::string> bytes_of(const json& v) {
   std::string out;
+  if (v.is_array()) {
+    for (const json& b : v) {
+      if (!b.is_number_integer() || b.get<int64_t>() < 0 || b.get<int64_t>() > 255) return std::nullopt;
+      out += static_cast<char>(b.get<int>());
+    }
+    return out;
+  }
+  if (!v.is_string()) return std::nullopt;
+  const std::string& text = v.get_ref<const std::string&>();
+  const size_t end = text.find_last_not_of('=') + 1;                                              // 0 for "" and for padding alone
+  if (text.size() - end > 2 || (text.size() > end && text.size() % 4 != 0)) return std::nullopt;  // padding to 4
   uint32_t acc = 0;
   int bits = 0;
-  for (char c : v.get<std::string>()) {
-    const size_t k = abc.find(c);
-    if (k == std::string::npos) continue;  // '=' padding
+  for (size_t i = 0; i < end; ++i) {
+    const char c = text[i];
+    int k = -1;
+    if (c >= 'A' && c <= 'Z') k = c - 'A';
+    else if (c >= 'a' && c <= 'z') k = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') k = c - '0' + 52;
+    else if (c == '+' || c == '-') k = 62;
+    else if (c == '/' || c == '_') k = 63;
+    if (k < 0) return std::nullopt;
     acc = (acc << 6) | static_cast<uint32_t>(k);
     bits += 6;
     if (bits >= 8) {
@@ -112,6 +125,7 @@ std::string bytes_of(const json& v) {
       out += static_cast<char>((acc >> bits) & 0xff);
     }
   }
+  if (end % 4 == 1) return std::nullopt;  // 6 bits: not a byte
   return out;
 }
 
@@ -455,7 +469,10 @@ class Translator {
   }
 
   void check_nhwc(const TfNode& n) const {
-    const std::string f = bytes_of(attr(n, "data_format").value("s", json("")));
+    const json text = attr(n, "data_format").value("s", json(""));
+    const std::optional<std::string> format = bytes_of(text);
+    if (!format) fail_at(n, ErrorCode::ParseError, "data_format " + text.dump() + " is neither base64 text nor a list of bytes");
+    const std::string& f = *format;
     if (!f.empty() && f != "NHWC") fail_at(n, ErrorCode::Unsupported, "data_format " + f + " is not supported (NHWC only)");
   }
 

@@ -238,8 +238,9 @@ TEST(TfjsFrontend, SparseBatchMaskIsAnInputAndPaddingIsExact) {
 }
 
 // x [N, 2] as NHWC [1, N, 1, 2], two 1x1 Conv2Ds by one kernel [1, 1, 2, 3], added; `also_read`
-// makes another node read the kernel too.
-std::string conv_model(bool also_read) {
+// makes another node read the kernel too. `data_format`: the Conv2Ds' attribute (bytes, as
+// protobuf's JSON writes them: base64 "NHWC").
+std::string conv_model(bool also_read, const nlohmann::json& data_format = "TkhXQw==") {
   using nlohmann::json;
   json nodes = json::array();
   nodes.push_back({{"name", "x"}, {"op", "Placeholder"}, {"attr", {{"dtype", {{"type", "DT_FLOAT"}}}, {"shape", {{"shape", {{"dim", {{{"size", "-1"}}, {{"size", "2"}}}}}}}}}}});
@@ -247,7 +248,7 @@ std::string conv_model(bool also_read) {
   auto node = [&](const std::string& name, const std::string& op, std::vector<std::string> in, json attr = json::object()) {
     nodes.push_back({{"name", name}, {"op", op}, {"input", in}, {"attr", attr}});
   };
-  const json conv = {{"strides", {{"list", {{"i", {"1", "1", "1", "1"}}}}}}, {"padding", {{"s", "VkFMSUQ="}}}, {"data_format", {{"s", "TkhXQw=="}}}};
+  const json conv = {{"strides", {{"list", {{"i", {"1", "1", "1", "1"}}}}}}, {"padding", {{"s", "VkFMSUQ="}}}, {"data_format", {{"s", data_format}}}};
   node("x3", "ExpandDims", {"x", "zero"});
   node("x4", "ExpandDims", {"x3", "two"});
   node("a", "Conv2D", {"x4", "k"}, conv);
@@ -282,6 +283,29 @@ TEST(TfjsFrontend, PointwiseConv2DIsAProductOfRowsByTheKernel) {
     const auto out = testing::compile_and_run(module.lower(), Device::Reference, {{"x", x}}, weights);
     ASSERT_EQ(out.at(0).size(), want.size()) << also_read;
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(out[0][i], want[i], 1e-5) << also_read << " [" << i << "]";
+  }
+}
+
+// A bytes attribute in every form protobuf's JSON allows: base64 with or without padding, the
+// URL-safe alphabet, a list of byte values. Anything else names the attribute instead of being
+// read as other text.
+TEST(TfjsFrontend, BytesAttributesInEveryFormAndBadOnesNamed) {
+  std::vector<uint8_t> shard(8 * 4, 0);
+  const int32_t two = 2;
+  std::memcpy(shard.data() + 28, &two, 4);
+  const std::vector<std::vector<uint8_t>> shards = {shard};
+  for (const nlohmann::json& nhwc : {nlohmann::json("TkhXQw=="), nlohmann::json("TkhXQw"), nlohmann::json({78, 72, 87, 67})}) {
+    EXPECT_NO_THROW(load_model_from_tfjs(conv_model(false, nhwc), shards, "conv")) << nhwc.dump();
+  }
+  // "a>?" is "YT4/" in the standard alphabet and "YT4_" in the URL-safe one: both decode whole.
+  for (const char* text : {"YT4/", "YT4_"}) {
+    testing::expect_error([&] { load_model_from_tfjs(conv_model(false, text), shards, "conv"); }, ErrorCode::Unsupported,
+                          "(Conv2D): data_format a>? is not supported (NHWC only)");
+  }
+  for (const nlohmann::json& bad : {nlohmann::json("TkhX*w=="), nlohmann::json("TkhXQ"), nlohmann::json("Tk=hXQw="),
+                                    nlohmann::json("TkhXQw="), nlohmann::json({78, 300}), nlohmann::json(7)}) {
+    testing::expect_error([&] { load_model_from_tfjs(conv_model(false, bad), shards, "conv"); }, ErrorCode::ParseError,
+                          "(Conv2D): data_format " + bad.dump() + " is neither base64 text nor a list of bytes");
   }
 }
 
