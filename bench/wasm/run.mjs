@@ -212,10 +212,10 @@ async function kernels() {
     ['ort-web', ortPeer],
   ];
   const enc = models.encoder;
-  // The encoder's FLOPs at 256 tokens: its matmuls (lib/model.mjs counts them).
   // matmul 512 (runInto), rungs alone: every call of run() returns a fresh 1 MiB array, whose pages
   // fault in on first write, a serial cost that no thread count shares and that varies with the
-  // allocator's state (docs/performance.md); runInto writes into one array kept across calls.
+  // allocator's state (docs/results-threads.md); runInto writes into one array kept across calls.
+  // The encoder's FLOPs at 256 tokens: its matmuls (lib/model.mjs counts them).
   const caseList = [
     ...[128, 256, 512].map((n) => ({ kind: 'matmul', n, label: `matmul ${n}x${n}x${n}`, flops: 2 * n ** 3 })),
     { kind: 'matmul', n: 512, into: true, label: 'matmul 512x512x512 (runInto, rungs only)', flops: 2 * 512 ** 3 },
