@@ -64,6 +64,15 @@ float round_through(PrecisionPolicy::Format f, float x) {
 
 }  // namespace
 
+std::vector<double> share_wall_time(std::span<const double> first_range_ns, double wall_ns) {
+  double sum = 0;
+  for (double t : first_range_ns) sum += t;
+  std::vector<double> shared(first_range_ns.size(), 0.0);
+  for (size_t i = 0; i < shared.size(); ++i)
+    shared[i] = sum > 0 ? first_range_ns[i] / sum * wall_ns : wall_ns / static_cast<double>(shared.size());
+  return shared;
+}
+
 Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, PrecisionPolicy policy, int threads,
                    passes::RowSegments rows)
     : graph_(std::move(graph)),
@@ -331,6 +340,9 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
   const int64_t chunk = ((rows + parts - 1) / parts + kMinRows - 1) / kMinRows * kMinRows;
   backend::RunContext one;  // each thread runs its rows alone
   one.threads = 1;
+  // Profiling: the first range's kernel times, and the segment's wall time (share_wall_time).
+  std::vector<double> first_ns(node_ns ? s.last - s.first + 1 : 0, 0.0);
+  const auto t_segment = std::chrono::steady_clock::now();
   ctx.parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     thread_local std::vector<backend::TensorArg> args;
     for (int64_t p = p0; p < p1; ++p) {
@@ -358,16 +370,25 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
         }
         backend::Dims out_dims;
         float* out = part(i, ptr(i), out_dims);
-        if (node_ns && p == 0) {  // the first range's kernel times: about the segment's wall time
+        if (node_ns && p == 0) {
           const auto t0 = std::chrono::steady_clock::now();
           kernel->run(one, args, out, out_dims);
-          (*node_ns)[i] += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+          first_ns[i - s.first] = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
         } else {
           kernel->run(one, args, out, out_dims);
         }
       }
     }
   });
+  if (node_ns) {
+    const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t_segment).count();
+    std::vector<uint32_t> timed;  // the segment's kernels (aliases have none)
+    std::vector<double> ns;
+    for (uint32_t i = s.first; i <= s.last; ++i)
+      if (kernels_[i]) timed.push_back(i), ns.push_back(first_ns[i - s.first]);
+    const std::vector<double> shared = share_wall_time(ns, wall);
+    for (size_t k = 0; k < timed.size(); ++k) (*node_ns)[timed[k]] += shared[k];
+  }
   return true;
 }
 

@@ -49,6 +49,15 @@ using RunDims = std::vector<backend::Dims>;
 // a run weighs its total to choose its threads (Executor::run_threads).
 double product_flops(ir::Op op, const backend::Dims& out, std::span<const backend::Dims> in);
 
+// Profiling a row segment (Executor::run_segment): every thread runs the segment's kernels on its
+// own rows, so no kernel has a wall time of its own. Only the first range's kernels are timed, and
+// the other ranges may take longer (their rows come from another core's cache, or their thread
+// woke later): on two threads the encoder at 256 tokens ran 1.11 ms a call while its first
+// ranges' kernels added up to 0.95. The segment's wall time, taken around the whole of it, is
+// therefore shared among its kernels in proportion to their first-range times (equally when those
+// are all zero), and the kernels of a profile add up to the run.
+std::vector<double> share_wall_time(std::span<const double> first_range_ns, double wall_ns);
+
 class Executor {
  public:
   // `plan` is plan_memory(graph), made by the caller so that it can refuse an arena before
