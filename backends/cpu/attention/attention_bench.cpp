@@ -21,12 +21,13 @@ bench::Case make_case(int64_t s, bool causal) {
 double flops(int64_t s, bool causal) { return 4.0 * double(s * s * kHeadDim * kHeads) * (causal ? 0.5 : 1.0); }
 
 void args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"S", "causal"})->ArgsProduct({{16, 64, 256}, {0, 1}});
+  b->ArgNames({"S", "causal", "threads"})->ArgsProduct({{16, 64, 256}, {0, 1}, {1, 2}});
 }
 
 void BM_attention(benchmark::State& state) {
   auto c = make_case(state.range(0), state.range(1));
-  bench::measure_kernel(state, c, make_attention_kernel, flops(state.range(0), state.range(1)));
+  bench::measure_kernel(state, c, make_attention_kernel, flops(state.range(0), state.range(1)),
+                        static_cast<int>(state.range(2)));
 }
 void BM_attention_reference(benchmark::State& state) {
   auto c = make_case(state.range(0), state.range(1));
@@ -35,7 +36,7 @@ void BM_attention_reference(benchmark::State& state) {
                  [&] { attention_reference(p, c.args, c.out.data()); });
 }
 BENCHMARK(BM_attention)->Apply(args);
-BENCHMARK(BM_attention_reference)->Apply(args);
+BENCHMARK(BM_attention_reference)->ArgNames({"S", "causal"})->ArgsProduct({{16, 64, 256}, {0, 1}});
 
 }  // namespace
 }  // namespace rungs::backend::cpu

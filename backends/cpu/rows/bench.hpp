@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // backends/cpu/rows/bench.hpp: what the row-kernel benchmarks share. A Case holds one op's params,
-// its inputs and output buffer; `measure` times the vector kernel (best ISA of this machine, one
-// thread) or a scalar reference on it and reports bytes moved (GB/s) and, when given, FLOP/s.
+// its inputs and output buffer; `measure` times the vector kernel (best ISA of this machine, on
+// one thread or more) or a scalar reference on it and reports bytes moved (GB/s) and, when given, FLOP/s.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/rows/testing.hpp"
+#include "backends/thread_pool.hpp"
 
 namespace rungs::backend::cpu::bench {
 
@@ -46,9 +47,10 @@ inline void measure(benchmark::State& state, double bytes, double flops, const s
                                                   benchmark::Counter::kIsRate);
 }
 
-// The vector kernel `make(spec, isa)` at the best ISA here, on one thread.
+// The vector kernel `make(spec, isa)` at the best ISA here, on `threads` threads (the caller and
+// a pool of threads - 1 workers, as a compiled graph runs it).
 template <class Make>
-void measure_kernel(benchmark::State& state, Case& c, Make make, double flops = 0) {
+void measure_kernel(benchmark::State& state, Case& c, Make make, double flops = 0, int threads = 1) {
   auto k = make(c.op.spec(1), active_isa());
   if (!k) {
     state.SkipWithError("no vector kernel for this node");
@@ -56,6 +58,12 @@ void measure_kernel(benchmark::State& state, Case& c, Make make, double flops = 
   }
   state.SetLabel(k->describe());
   RunContext ctx;
+  std::shared_ptr<ThreadPool> pool;
+  if (threads > 1) {
+    pool = ThreadPool::shared_for(threads - 1);
+    ctx.pool = pool.get();
+    ctx.threads = threads;
+  }
   std::vector<float> scratch(k->scratch_floats() + testing::kSlackFloats);
   ctx.scratch = scratch.data();
   measure(state, c.bytes(), flops, [&] { k->run(ctx, c.args, c.out.data(), c.out_dims); });
