@@ -84,6 +84,11 @@ const opt = parseArgs(process.argv.slice(2));
 const out = opt.format === 'json' ? (s) => console.error(s) : (s) => console.log(s);
 const progress = (s) => process.stderr.write(`  .. ${s}\n`);
 const results = { environment: {}, kernels: null, trace: null, onnx: null, text: null, goals: [], notes: [] };
+// The trace goals are judged over the bundled trace's 2,000 requests; over fewer (CI's smoke runs
+// 30) the first pass is mostly compiles, and the goal lines say "not judged".
+const FULL_TRACE = 2000;
+const traceRequests = opt.parts.includes('text') ? 0 : readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).length;
+const traceCut = traceRequests < FULL_TRACE ? `${traceRequests} requests, judged over ${FULL_TRACE.toLocaleString('en')}` : null;
 
 // ------------------------------------------------------------------ 4. text (alone)
 if (opt.parts.includes('text')) {
@@ -115,10 +120,12 @@ if (opt.parts.includes('text')) {
       ` tfjs batched vs tfjs per sentence differ by up to ${sci(row.tfjsBatchedVsPerSentence.maxAbs)}, rungs vs tfjs batched by ${sci(row.diffBatched.maxAbs)}`);
     if (row.tfjsThreads !== row.rungsThreads)
       out(`  NOTE  tfjs runs ${row.tfjsThreads} thread in Node (tfjs-backend-wasm turns its threaded binary off in Node); browser.mjs --only text runs it threaded in Chromium`);
-    const met = row.ratio >= 2;
-    out(`  goal: rungs >= 2x the faster tfjs pass, compiles included: ${met ? 'met' : 'MISSED'} (${ratio(row.ratio)})`);
+    // The goal is judged over 2,000 lines; fewer (--smoke's 40) are mostly compiles.
+    const cut = lines.length < 2000;
+    const state = cut ? 'not judged' : row.ratio >= 2 ? 'met' : 'MISSED';
+    out(`  goal: rungs >= 2x the faster tfjs pass, compiles included${cut ? ` [${lines.length} lines, judged over 2,000]` : ''}: ${state} (${ratio(row.ratio)})`);
     results.text = { environment: { node: process.version, cpu: `${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores)`, loadAverageAtStart: load0, loadAverageAtEnd: os.loadavg()[0], ...res.environment }, corpus: { source: LICENSES, lines: lines.length, smoke: opt.smoke }, rows: [{ env: 'node', threads: opt.threads, ...row }] };
-    results.goals.push({ goal: `text (node, ${opt.threads}t): rungs >= 2x the faster tfjs pass`, wall: row.ratio, cpu: row.ratioCpu ?? null, state: met ? 'met' : 'MISSED' });
+    results.goals.push({ goal: `text (node, ${opt.threads}t): rungs >= 2x the faster tfjs pass`, wall: row.ratio, cpu: row.ratioCpu ?? null, state });
   } catch (e) {
     if (e instanceof TextMismatch) {
       console.error(`\nFAILED: ${e.message}`);
@@ -312,9 +319,12 @@ function printKernels(rows) {
   for (const r of rows.filter((x) => !x.into)) goal(`${r.case}: rungs >= 1.3x the faster peer`, r.wall.vsFasterPeer, r.cpu.vsFasterPeer, (x) => x >= 1.3, ratio);
 }
 
-// A goal judged on the wall clock (the figure asked for) and on CPU time (steadier on a loaded machine).
-function goal(what, wall, cpu, ok, fmt) {
-  const state = (v) => (v == null ? 'NOT MEASURED' : ok(v) ? 'met' : 'MISSED');
+// A goal judged on the wall clock (the figure asked for) and on CPU time (steadier on a loaded
+// machine). `cut`: why this run is too short to judge it (a trace cut short, as CI's smoke runs):
+// the figures are printed, the state is "not judged".
+function goal(what, wall, cpu, ok, fmt, cut = null) {
+  const state = (v) => (v == null ? 'NOT MEASURED' : cut ? 'not judged' : ok(v) ? 'met' : 'MISSED');
+  if (cut) what = `${what} [${cut}]`;
   results.goals.push({ goal: what, wall, cpu, state: state(wall), stateCpu: state(cpu) });
   const show = (v) => `${state(v)}${v == null ? '' : ` (${fmt(v)})`}`;
   out(`  goal: ${what.padEnd(52)} wall: ${show(wall).padEnd(22)} cpu: ${show(cpu)}`);
@@ -513,21 +523,21 @@ function printTrace(t) {
   const best = (key) => rungsRows.reduce((a, b) => (a && a[key] <= b[key] ? a : b), null);
   const bw = best('warmMs'), bc = best('warmCpuMs');
   goal(`best rungs scheme >= 1.5x faster than ${hasTfjs ? 'tfjs' : 'ort-web'}, warm${bw ? ` (${bw.scheme.slice(6, 9)} wall, ${bc.scheme.slice(6, 9)} cpu)` : ''}`,
-    bw?.vsTfjsWarm, bc?.vsTfjsWarmCpu, (x) => x >= 1.5, ratio);
+    bw?.vsTfjsWarm, bc?.vsTfjsWarmCpu, (x) => x >= 1.5, ratio, traceCut);
   const fw = rungsRows.reduce((a, b) => (a && a.firstPassMs <= b.firstPassMs ? a : b), null);
   const fc = rungsRows.reduce((a, b) => (a && a.vsTfjsFirstCpu >= b.vsTfjsFirstCpu ? a : b), null);
   goal(`  same, first pass incl. compiles${fw ? ` (${fw.scheme.slice(6, 9)} wall, ${fc.scheme.slice(6, 9)} cpu)` : ''}`,
-    fw?.vsTfjsFirst, fc?.vsTfjsFirstCpu, (x) => x >= 1.5, ratio);
+    fw?.vsTfjsFirst, fc?.vsTfjsFirstCpu, (x) => x >= 1.5, ratio, traceCut);
   // Issue #17: the same thread count for everyone, against the faster peer; and the speed-up.
   const peerRows = t.rows.filter((r) => !r.scheme.startsWith('rungs'));
   const fastest = (key) => Math.min(...peerRows.map((r) => r[key]));
   const nt = rungsRows.filter((r) => !r.scheme.endsWith('1 thread'));
   const bestN = (key) => Math.min(...nt.map((r) => r[key]));
   goal(`trace: best rungs scheme >= 1.3x the faster peer, warm (${T}t)`, fastest('warmMs') / bestN('warmMs'),
-    fastest('warmCpuMs') / bestN('warmCpuMs'), (x) => x >= 1.3, ratio);
+    fastest('warmCpuMs') / bestN('warmCpuMs'), (x) => x >= 1.3, ratio, traceCut);
   const a = t.rows.find((r) => r.scheme.startsWith('rungs (a)') && !r.scheme.endsWith('1 thread'));
   const a1 = t.rows.find((r) => r.scheme.startsWith('rungs (a)') && r.scheme.endsWith('1 thread'));
-  if (a && a1) goal(`trace: rungs (a) ${T} threads >= 1.7x one thread, warm`, a1.warmMs / a.warmMs, null, (x) => x >= 1.7, ratio);
+  if (a && a1) goal(`trace: rungs (a) ${T} threads >= 1.7x one thread, warm`, a1.warmMs / a.warmMs, null, (x) => x >= 1.7, ratio, traceCut);
 }
 
 // ------------------------------------------------------------------ 3. ONNX files
@@ -676,7 +686,7 @@ function printOnnx(o) {
   out('  tfjs-wasm: not applicable (no ONNX loader).');
   for (const name of new Set(o.trace.rows.map((x) => x.model))) {
     const best = o.trace.rows.filter((x) => x.model === name && x.scheme.startsWith('rungs')).reduce((a, b) => (a && a.ms <= b.ms ? a : b), null);
-    goal(`onnx ${name} trace (${T}t): best rungs scheme >= 1.3x ort-web`, best?.speedup, best?.speedupCpu, (x) => x >= 1.3, ratio);
+    goal(`onnx ${name} trace (${T}t): best rungs scheme >= 1.3x ort-web`, best?.speedup, best?.speedupCpu, (x) => x >= 1.3, ratio, traceCut);
   }
 }
 
