@@ -105,8 +105,10 @@ std::optional<std::string> bytes_of(const json& v) {
   }
   if (!v.is_string()) return std::nullopt;
   const std::string& text = v.get_ref<const std::string&>();
-  const size_t end = text.find_last_not_of('=') + 1;                                              // 0 for "" and for padding alone
-  if (text.size() - end > 2 || (text.size() > end && text.size() % 4 != 0)) return std::nullopt;  // padding to 4
+  // The text before its padding (empty for "" and for padding alone); padding, when present, is at
+  // most two characters and brings the length to a multiple of 4.
+  const size_t end = text.find_last_not_of('=') + 1;
+  if (text.size() - end > 2 || (text.size() > end && text.size() % 4 != 0)) return std::nullopt;
   uint32_t acc = 0;
   int bits = 0;
   for (size_t i = 0; i < end; ++i) {
