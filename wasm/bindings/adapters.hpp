@@ -120,6 +120,11 @@ bool compiled_active_rows_supported(const CompiledGraph& compiled);
 std::string compiled_active_rows_reason(const CompiledGraph& compiled);
 double compiled_elements_computed(const CompiledGraph& compiled);
 
+// Module.rungsStagedIn[k] copied into dest (n floats); n floats at values made Module.rungsStagedOut[j]
+// (a new Float32Array), or copied into Module.rungsStagedInto[j] when that is set (graph_adapters.cpp).
+extern "C" void rungs_staged_fill(size_t k, float* dest, size_t n);
+extern "C" void rungs_staged_take(size_t j, const float* values, size_t n);
+
 // ---- BucketedCompileCache ---------------------------------------------------------------------
 // The JS class: a shared handle, so that bucket graphs handed out can keep the cache alive.
 struct JsCache {
@@ -140,6 +145,13 @@ val cache_run_padded(JsCache& js, const val& key, const val& actual_rows, const 
                      const val& output_inners);
 val cache_run_padded_mixed(JsCache& js, const val& key, const val& actual_rows, const val& build,
                            const val& inputs, const val& output_inners);
+// runPadded's fast path (index.js): each input's values staged in Module.rungsStagedIn (Float32Arrays)
+// and copied once into the run, its name in `names` ('\0' after each), its size and inner in
+// `numbers` ([inputs, (values, inner) per input, outputs, inner per output]); the outputs go to
+// Module.rungsStagedOut. Returns -1 when the key is in no bucket, else upper * 2 + 1 for an active
+// run and upper * 2 for a padded one. The checks and messages are runPadded's.
+double cache_run_padded_staged(JsCache& js, double key, double actual_rows, const val& build, const std::string& names,
+                               const val& numbers);
 void cache_set_active_extent(JsCache& js, bool on);
 bool cache_active_extent(const JsCache& js);
 val cache_stats(const JsCache& js);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
 #include "adapters.hpp"
 #include "rungs/cache_stats_schema.hpp"
@@ -104,6 +105,7 @@ struct RunInputs {
   std::vector<OwnedTensor> data;
   std::vector<std::optional<size_t>> inners;
 
+  RunInputs() = default;
   RunInputs(const val& list, bool mixed, const std::string& what) {
     if (!list.isArray()) fail(ErrorCode::InvalidArgument, what + ": inputs must be an array of {name, data, " +
                                                              (mixed ? "rowInner}" : "inner}"));
@@ -277,6 +279,41 @@ val cache_run_padded_mixed(JsCache& js, const val& key, const val& actual_rows, 
     check_actual_rows(cache, k, actual, in, "runPaddedMixed");
     return from_run(cache.run_padded_mixed(
         k, static_cast<size_t>(actual), [&](uint64_t upper) { return call_build(build, upper); }, mixed, inners));
+  });
+}
+
+double cache_run_padded_staged(JsCache& js, double key, double actual_rows, const val& build, const std::string& names,
+                               const val& numbers) {
+  return guarded([&] {
+    check_build(build, "runPadded");
+    auto& cache = cache_of(js);
+    // numbers: [inputs, (values, inner) per input, outputs, inner per output]; index.js checked
+    // every one is a whole number >= 0 and each name free of '\0'.
+    const std::vector<double> n = emscripten::convertJSArrayToNumberVector<double>(numbers);
+    RunInputs in;
+    const auto count = static_cast<size_t>(n.at(0));
+    size_t at = 1, start = 0;
+    for (size_t k = 0; k < count; ++k, at += 2) {
+      const size_t end = names.find('\0', start);
+      in.names.push_back(names.substr(start, end - start));
+      start = end + 1;
+      std::vector<float> values(static_cast<size_t>(n.at(at)));
+      rungs_staged_fill(k, values.data(), values.size());
+      in.data.push_back({std::move(values)});
+      in.inners.push_back(static_cast<size_t>(n.at(at + 1)));
+    }
+    std::vector<size_t> inners(static_cast<size_t>(n.at(at)));
+    for (size_t j = 0; j < inners.size(); ++j) inners[j] = static_cast<size_t>(n.at(at + 1 + j));
+    std::vector<PaddedInput> padded;
+    for (size_t i = 0; i < in.names.size(); ++i) padded.push_back({in.names[i], in.data[i].view(), *in.inners[i]});
+    const auto k = static_cast<uint64_t>(key);
+    const auto actual = static_cast<uint64_t>(actual_rows);
+    check_actual_rows(cache, k, actual, in, "runPadded");
+    const std::optional<PaddedRun> run = cache.run_padded(
+        k, static_cast<size_t>(actual), [&](uint64_t upper) { return call_build(build, upper); }, padded, inners);
+    if (!run) return -1.0;
+    for (size_t j = 0; j < run->outputs.size(); ++j) rungs_staged_take(j, run->outputs[j].data(), run->outputs[j].size());
+    return static_cast<double>(run->upper) * 2 + (run->mode == RunMode::Active ? 1 : 0);
   });
 }
 

@@ -150,6 +150,7 @@ EMSCRIPTEN_BINDINGS(rungs) {
       .function("_ensureWithParams", &cache_ensure_with_params)
       .function("_runPadded", &cache_run_padded)
       .function("_runPaddedMixed", &cache_run_padded_mixed)
+      .function("_runPaddedStaged", &cache_run_padded_staged)
       .function("bucketFor", &cache_bucket_for)
       .function("buckets", &cache_buckets)
       .function("compiledCount", &cache_compiled_count)

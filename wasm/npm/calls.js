@@ -279,7 +279,7 @@ const methodDefaults = {
 };
 
 // Internal bound methods, named in errors as the public method that calls them.
-const publicName = { 'CompiledGraph._runStaged': 'CompiledGraph.run' };
+const publicName = { 'CompiledGraph._runStaged': 'CompiledGraph.run', 'BucketedCompileCache._runPaddedStaged': 'BucketedCompileCache.runPadded' };
 
 const handleMethods = new Set(['constructor', 'delete', 'isDeleted', 'clone', 'deleteLater', 'isAliasOf']);
 

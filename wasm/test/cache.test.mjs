@@ -156,6 +156,54 @@ test('runPadded pads to upper, runs, slices; output inner 0 or past the list is 
   }
 });
 
+// Float32Array inputs take runPadded's staged path (index.js); other typed arrays the general one.
+// The two must agree on everything: outputs, upper, mode, the stats they count, and the errors.
+test('runPadded: the staged path (Float32Array) and the general path (Int32Array) agree', () => {
+  const caches = [0, 1].map(() => BucketedCompileCache.powerOfTwoLadder(Device.Cpu, 8, 64));
+  const [staged, general] = caches;
+  try {
+    for (const rows of [1, 7, 9, 33]) {
+      const ints = Int32Array.from({ length: rows * 4 }, (_, i) => (i % 7) - 3);
+      const a = staged.runPadded(rows, rows, rowGraph, [{ name: 'x', data: Float32Array.from(ints), inner: 4 }], [4]);
+      const b = general.runPadded(rows, rows, rowGraph, [{ name: 'x', data: ints, inner: 4 }], [4]);
+      assert.ok(a.outputs[0] instanceof Float32Array && a.outputs[1] instanceof Float32Array);
+      assert.deepEqual(a, b, `rows ${rows}`);
+      for (let i = 0; i < ints.length; ++i) assert.equal(a.outputs[0][i], Math.max(ints[i], 0) * 2 + 1);
+    }
+    for (const cache of caches) cache.setActiveExtent(true);
+    const x = new Float32Array(3 * 4).fill(2);
+    const active = staged.runPadded(3, 3, rowGraph, [{ name: 'x', data: x, inner: 4 }], [4]);
+    assert.deepEqual(active, general.runPadded(3, 3, rowGraph, [{ name: 'x', data: Int32Array.from(x), inner: 4 }], [4]));
+    assert.equal(active.mode, 'active');
+    assert.equal(staged.runPadded(65, 65, rowGraph, [{ name: 'x', data: new Float32Array(65 * 4), inner: 4 }], [4]), null);
+    assert.equal(general.runPadded(65, 65, rowGraph, [{ name: 'x', data: new Int32Array(65 * 4), inner: 4 }], [4]), null);
+    // Counters equal; the timings (…Ms) are the clock's.
+    const counts = (stats) => JSON.parse(JSON.stringify(stats, (k, v) => (k.endsWith('Ms') ? undefined : v)));
+    assert.deepEqual(counts(staged.stats()), counts(general.stats()));
+    const errorOf = (f) => {
+      try {
+        f();
+      } catch (e) {
+        return `${e.constructor.name} ${e.code}: ${e.message}`;
+      }
+      return 'no error';
+    };
+    const errors = (cache, make) => [
+      errorOf(() => cache.runPadded(5, 4, rowGraph, [{ name: 'x', data: make(20), inner: 4 }], [4])),
+      errorOf(() => cache.runPadded(5, 5, rowGraph, [{ name: 'q', data: make(20), inner: 4 }], [4])),
+      errorOf(() => cache.runPadded(20, 20, () => 'no graph', [{ name: 'x', data: make(80), inner: 4 }], [4])),
+    ];
+    const stagedErrors = errors(staged, (n) => new Float32Array(n));
+    assert.match(stagedErrors[0], /^Error ShapeMismatch: BucketedCompileCache\.runPadded: input 'x' holds 5 rows .* actualRows is 4/);
+    assert.match(stagedErrors[1], /UnknownName: .*'q'/);
+    assert.match(stagedErrors[2], /InvalidArgument: .*build\(32\) returned/);
+    assert.deepEqual(stagedErrors, errors(general, (n) => new Int32Array(n)));
+    assert.deepEqual(counts(staged.stats()), counts(general.stats()), 'errors leave both caches alike');
+  } finally {
+    for (const cache of caches) cache.delete();
+  }
+});
+
 test('runPaddedMixed passes an input without rowInner through unpadded', () => {
   const cache = BucketedCompileCache.powerOfTwoLadder(Device.Cpu, 4, 16);
   const build = (upper) => {
