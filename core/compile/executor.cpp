@@ -342,7 +342,7 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
   one.threads = 1;
   // Profiling: the first range's kernel times, and the segment's wall time (share_wall_time).
   std::vector<double> first_ns(node_ns ? s.last - s.first + 1 : 0, 0.0);
-  const auto t_segment = std::chrono::steady_clock::now();
+  const auto t_segment = node_ns ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   ctx.parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     thread_local std::vector<backend::TensorArg> args;
     for (int64_t p = p0; p < p1; ++p) {
