@@ -114,10 +114,13 @@ class Kernel {
     (void)input_index;
     (void)data;
   }
-  // Bytes of weights this kernel holds; shared packed copies report `shared_id` so owners can
-  // count each copy once (0 = not shared).
-  virtual size_t weight_bytes() const { return 0; }
-  virtual const void* shared_weight_id() const { return nullptr; }
+  // The weight copies this kernel holds (packed params), each with its bytes and an id: a copy
+  // shared with other kernels (and graphs) has the same id in each, so owners count it once.
+  struct HeldWeight {
+    const void* id = nullptr;
+    size_t bytes = 0;
+  };
+  virtual std::vector<HeldWeight> held_weights() const { return {}; }
   // Kernel name for the report, e.g. "gemm[avx512f]+bias+gelu".
   virtual std::string describe() const = 0;
 };
@@ -173,6 +176,9 @@ struct AttentionParams {
   bool causal = false;
   bool has_mask = false;
   std::optional<float> scale;  // none: 1/sqrt(head_dim) at run time (an explicit 0 is a valid scale)
+  // > 0: q, k and v are one [B, S, 2 * packed_qk + Dv] tensor (given as all three inputs): q its
+  // first packed_qk columns, k the next packed_qk, v the rest (self-attention only: Sq == Sk).
+  int64_t packed_qk = 0;
 };
 
 // Op::FusedElementwise: the program of one output element (ops::Instr, scalar constants in its

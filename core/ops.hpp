@@ -124,6 +124,10 @@ struct Epilogue {
   // Not an epilogue but how B is read: in[1] is a rank-2 Param holding B transposed ([N, K]),
   // read in that layout when the weight is packed, so no transpose kernel runs per call.
   bool b_transposed = false;
+  // Not an epilogue either: B is this many rank-2 weights side by side (in[1 .. b_parts]), the
+  // output their products with A concatenated along the last axis, and with bias the next
+  // b_parts inputs their biases (core/passes/fuse_qkv.cpp makes such products).
+  int b_parts = 1;
 };
 
 }  // namespace rungs::ops

@@ -68,6 +68,24 @@ void matmul(const KernelParams& p, std::span<const TensorArg> in, float* out, co
   const float* res = fused && p.epilogue.residual ? in[in.size() - 1].data : nullptr;
   const Activation act = fused ? p.epilogue.act : Activation::None;
   const bool b_transposed = fused && p.epilogue.b_transposed;
+  if (fused && p.epilogue.b_parts > 1) {  // B is rank-2 weights side by side: one product each
+    const int parts = p.epilogue.b_parts;
+    const int64_t rows = a.dims.numel() / K;
+    std::vector<float> part_out;
+    int64_t col = 0;
+    for (int i = 0; i < parts; ++i) {
+      const TensorArg& bi = in[1 + i];
+      const int64_t n = b_transposed ? bi.dims[0] : bi.dims[1];
+      const float* part_bias = p.epilogue.bias ? in[1 + parts + i].data : nullptr;
+      part_out.resize(static_cast<size_t>(rows * n));
+      cpu::gemm::reference_gemm(a.data, bi.data, part_out.data(), rows, K, n, part_bias, act, nullptr, b_transposed);
+      for (int64_t r0 = 0; r0 < rows; ++r0)
+        for (int64_t j = 0; j < n; ++j)
+          out[r0 * N + col + j] = part_out[r0 * n + j] + (res ? res[r0 * N + col + j] : 0.f);
+      col += n;
+    }
+    return;
+  }
   auto batch_of = [](const Dims& d) {
     Dims x;
     x.rank = d.rank - 2;

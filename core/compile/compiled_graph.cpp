@@ -122,7 +122,7 @@ void work_of(const ir::GraphImpl& g, const ir::Node& n, double& flops, double& b
     bytes += 4 * numel(g.nodes[i].shape);
     in.push_back(backend::Dims::of(g.nodes[i].shape));
   }
-  flops = compile::product_flops(n.op, backend::Dims::of(n.shape), in);
+  flops = compile::product_flops(n, backend::Dims::of(n.shape), in);
 }
 
 }  // namespace

@@ -150,12 +150,16 @@ Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, 
 
 Executor::~Executor() = default;
 
-double product_flops(Op op, const backend::Dims& out, std::span<const backend::Dims> in) {
+double product_flops(const ir::Node& node, const backend::Dims& out, std::span<const backend::Dims> in) {
+  const Op op = node.op;
   if ((op == Op::MatMul || op == Op::FusedMatMul) && !in.empty() && in[0].rank > 0)
     return 2.0 * static_cast<double>(out.numel()) * static_cast<double>(in[0].last());
-  if (op == Op::Attention && in.size() >= 3 && in[0].rank == 3 && in[1].rank == 3 && in[2].rank == 3)
+  if (op == Op::Attention && in.size() >= 3 && in[0].rank == 3 && in[1].rank == 3 && in[2].rank == 3) {
+    const int64_t packed_qk = node.ints.empty() ? 0 : node.ints[0];
+    const int64_t widths = packed_qk ? in[0][2] - packed_qk : in[0][2] + in[2][2];  // q's + v's
     return 2.0 * static_cast<double>(in[0][0]) * static_cast<double>(in[0][1]) * static_cast<double>(in[1][1]) *
-           static_cast<double>(in[0][2] + in[2][2]);
+           static_cast<double>(widths);
+  }
   return 0;
 }
 
@@ -168,7 +172,7 @@ int Executor::run_threads(const RunDims& dims) const {
     const ir::Node& node = graph_.nodes[i];
     const size_t n = std::min(node.in.size(), in.size());
     for (size_t k = 0; k < n; ++k) in[k] = dims[node.in[k]];
-    flops += product_flops(node.op, dims[i], std::span<const backend::Dims>(in.data(), n));
+    flops += product_flops(node, dims[i], std::span<const backend::Dims>(in.data(), n));
   }
   const double average = flops / static_cast<double>(product_nodes_.size());
   return static_cast<int>(std::clamp<double>(1 + average / per_thread, 1, threads_));
@@ -411,11 +415,12 @@ size_t Executor::param_bytes() const {
   size_t bytes = 0;
   std::vector<const void*> seen;
   for (const auto& k : kernels_) {
-    if (!k || k->weight_bytes() == 0) continue;
-    const void* id = k->shared_weight_id();
-    if (id && std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
-    if (id) seen.push_back(id);
-    bytes += k->weight_bytes();
+    if (!k) continue;
+    for (const backend::Kernel::HeldWeight& w : k->held_weights()) {
+      if (std::find(seen.begin(), seen.end(), w.id) != seen.end()) continue;
+      seen.push_back(w.id);
+      bytes += w.bytes;
+    }
   }
   for (uint32_t p : param_nodes_)
     if (needs_raw_[p] && param_set_[p]) bytes += param_data_[p]->size() * sizeof(float);
@@ -425,9 +430,8 @@ size_t Executor::param_bytes() const {
 std::vector<CompiledGraph::WeightBlock> Executor::weight_blocks() const {
   std::vector<CompiledGraph::WeightBlock> blocks;
   for (const auto& k : kernels_) {
-    if (!k || k->weight_bytes() == 0) continue;
-    const void* id = k->shared_weight_id();
-    blocks.push_back({id ? id : k.get(), k->weight_bytes()});
+    if (!k) continue;
+    for (const backend::Kernel::HeldWeight& w : k->held_weights()) blocks.push_back({w.id, w.bytes});
   }
   for (uint32_t p : param_nodes_)
     if (needs_raw_[p] && param_set_[p]) blocks.push_back({param_data_[p].get(), param_data_[p]->size() * sizeof(float)});

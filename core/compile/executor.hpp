@@ -44,10 +44,11 @@ class AlignedBuffer {
 using RunDims = std::vector<backend::Dims>;
 
 // The flops of a node's products at the given dims (`in`: its inputs'): MatMul and FusedMatMul
-// 2 x numel(out) x K (A's last dim); Attention, q [B, Sq, H dh], k [B, Sk, H dh], v [B, Sk, H dv]:
-// 2 B Sq Sk (H dh + H dv); 0 for every other op. CompiledGraph::profile reports it per kernel, and
-// a run weighs its total to choose its threads (Executor::run_threads).
-double product_flops(ir::Op op, const backend::Dims& out, std::span<const backend::Dims> in);
+// 2 x numel(out) x K (A's last dim); Attention, q [B, Sq, H dh], k [B, Sk, H dh], v [B, Sk, H dv]
+// (or all three packed in one [B, S, 2 H dh + H dv]): 2 B Sq Sk (H dh + H dv); 0 for every other
+// op. CompiledGraph::profile reports it per kernel, and a run weighs its total to choose its
+// threads (Executor::run_threads).
+double product_flops(const ir::Node& node, const backend::Dims& out, std::span<const backend::Dims> in);
 
 // Profiling a row segment (Executor::run_segment): every thread runs the segment's kernels on its
 // own rows, so no kernel has a wall time of its own. Only the first range's kernels are timed, and

@@ -82,6 +82,7 @@ backend::KernelParams kernel_params(const ir::GraphImpl& g, uint32_t id, Precisi
       p.attention.causal = n.causal;
       p.attention.has_mask = n.has_mask;
       p.attention.scale = n.scale;
+      p.attention.packed_qk = n.ints.empty() ? 0 : n.ints[0];
       break;
     case Op::Transpose:
       p.transpose.perm = n.ints;

@@ -16,6 +16,7 @@
 #include "core/passes/fuse_layer_norm.hpp"
 #include "core/passes/fuse_matmul_epilogue.hpp"
 #include "core/passes/fuse_mean_pool.hpp"
+#include "core/passes/fuse_qkv.hpp"
 #include "core/passes/verify.hpp"
 
 namespace rungs::compile {
@@ -78,6 +79,7 @@ std::span<const NamedPass> fusion_passes() {
       {"fuse_mean_pool", passes::fuse_mean_pool},
       {"fuse_attention", passes::fuse_attention},
       {"fuse_matmul_epilogue", passes::fuse_matmul_epilogue},
+      {"fuse_qkv", passes::fuse_qkv},
       {"fuse_add_norm", passes::fuse_add_norm},
       {"fuse_elementwise", passes::fuse_elementwise},
   };

@@ -79,11 +79,13 @@ std::string node_to_text(const GraphImpl& g, uint32_t id) {
       sep();
       os << "heads=" << n.heads << (n.causal ? ", causal" : "") << (n.has_mask ? ", masked" : "");
       if (n.scale) os << ", scale=" << *n.scale;
+      if (!n.ints.empty()) os << ", packed q|k|v (q and k " << n.ints[0] << " wide)";
       break;
     case Op::FusedMatMul:
       sep();
       os << "epilogue=" << (n.epi.bias ? "bias" : "") << (n.epi.bias ? "+" : "") << to_string(n.epi.act)
          << (n.epi.residual ? "+residual" : "") << (n.epi.b_transposed ? ", b transposed" : "");
+      if (n.epi.b_parts > 1) os << ", b in " << n.epi.b_parts << " parts";
       break;
     case Op::FusedElementwise: {
       sep();

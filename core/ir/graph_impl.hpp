@@ -42,7 +42,9 @@ struct Node {
   Shape shape;
   std::string name;           // Input / Param name
   std::vector<int64_t> ints;  // Reduce*: axes; Transpose: perm; Slice: {axis, start, length};
-                              // Concat: {axis}; Softmax: {axis}
+                              // Concat: {axis}; Softmax: {axis}; Attention: {} or {packed_qk}
+                              // (backend::AttentionParams: q, k, v one tensor, its first
+                              // packed_qk columns q, the next k, the rest v)
   float eps = 0.f;            // LayerNorm / RmsNorm / FusedAddNorm
   bool keep_dims = false;     // Reduce*
   // Attention

@@ -128,8 +128,12 @@ struct Analysis {
         }
         bool z = oa >= 0 && in_zero(0);
         if (n.op == Op::FusedMatMul) {
+          const size_t parts = static_cast<size_t>(n.epi.b_parts);
+          for (size_t k = 2; k <= parts; ++k)  // the other parts of B, weights like the first
+            if (in_axis(k) >= 0) return refuse(id, "a part of b carries rows");
           if (n.epi.bias) {
-            if (in_axis(2) >= 0) return refuse(id, "bias carries rows");
+            for (size_t k = 1 + parts; k <= 2 * parts; ++k)
+              if (in_axis(k) >= 0) return refuse(id, "bias carries rows");
             z = false;
           }
           z = z && act_keeps_zero(n.epi.act);

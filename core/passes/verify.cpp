@@ -18,7 +18,7 @@ size_t min_inputs(const ir::Node& n) {
     case Op::Param:
     case Op::Constant: return 0;
     case Op::MatMul: return 2;
-    case Op::FusedMatMul: return 2 + n.epi.bias + n.epi.residual;
+    case Op::FusedMatMul: return 1 + static_cast<size_t>(n.epi.b_parts) * (1 + n.epi.bias) + n.epi.residual;
     case Op::LayerNorm: return 3;
     case Op::RmsNorm: return 2;
     case Op::FusedAddNorm: return n.norm == Op::LayerNorm ? 4 : 3;
@@ -42,6 +42,11 @@ void verify(const ir::GraphImpl& g) {
     if (exact ? n.in.size() != want : n.in.size() < want)
       broken(g, i, "has " + std::to_string(n.in.size()) + " inputs, expected " + std::to_string(want));
     if (n.shape.size() > static_cast<size_t>(ir::kMaxRank)) broken(g, i, "rank too large");
+    if (n.op == Op::FusedMatMul && n.epi.b_parts < 1) broken(g, i, "b in fewer than one part");
+    if (n.op == Op::Attention && !n.ints.empty() &&
+        (n.ints.size() != 1 || n.in[0] != n.in[1] || n.in[0] != n.in[2] || n.ints[0] < 1 ||
+         2 * n.ints[0] >= g.nodes[n.in[0]].shape.back()))
+      broken(g, i, "packed q|k|v: one tensor as q, k and v, wider than twice packed_qk");
     for (int64_t d : n.shape)
       if (d < 1) broken(g, i, "non-positive dimension");
     if (n.op == Op::Constant && (!n.data || static_cast<int64_t>(n.data->size()) != shape_numel(n.shape)))

@@ -43,19 +43,21 @@ class PassEncoder : public ::testing::TestWithParam<Device> {};
 TEST_P(PassEncoder, FusesToTheExpectedKernels) {
   FusionRuns runs = run_fused_and_plain(encoder().lower(), GetParam(), encoder_inputs(), 123);
   const CompileReport& f = runs.fused;
-  // per layer: q, k, v (bias), o (bias + residual), up (bias + gelu), down (bias + residual)
-  EXPECT_EQ(count_kernels(f, "fused_matmul"), 12u) << kernel_ops(f);
+  // per layer: q, k and v as one product (bias), o (bias + residual), up (bias + gelu), down
+  // (bias + residual)
+  EXPECT_EQ(count_kernels(f, "fused_matmul"), 8u) << kernel_ops(f);
   EXPECT_EQ(count_kernels(f, "attention"), 2u);
   EXPECT_EQ(count_kernels(f, "layer_norm"), 5u);
   EXPECT_EQ(count_kernels(f, "gather"), 1u);
   EXPECT_EQ(count_kernels(f, "fused_elementwise"), 1u);  // max(count, 1e-6) and the division
   EXPECT_EQ(count_kernels(f, "mul"), 1u);                // x * mask, read by the sum
   EXPECT_EQ(count_kernels(f, "sum"), 2u);
-  EXPECT_EQ(f.kernels.size(), 24u) << kernel_ops(f);
+  EXPECT_EQ(f.kernels.size(), 20u) << kernel_ops(f);
   for (const char* op : {"matmul", "add", "gelu", "maximum", "div"})
     EXPECT_EQ(count_kernels(f, op), 0u) << op << " in " << kernel_ops(f);
   // 2 layers x (3 x 1 + 3 x 2) absorbed nodes; the elementwise pass drops maximum and its constant
   EXPECT_EQ(nodes_removed(f, "fuse_matmul_epilogue"), 18);
+  EXPECT_EQ(nodes_removed(f, "fuse_qkv"), 4);  // 2 layers x (3 products out, 1 in)
   EXPECT_EQ(nodes_removed(f, "fuse_elementwise"), 2);
   EXPECT_FALSE(pass_report(f, "fuse_attention").changed);  // the HIR already emits attention
   EXPECT_FALSE(pass_report(f, "fuse_add_norm").changed);   // each residual sum also feeds the next add

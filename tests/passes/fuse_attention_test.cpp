@@ -397,9 +397,10 @@ TEST_P(PassAttention, ExportedBertAttentionWithRunTimeMask) {
     SCOPED_TRACE(name);
     FusionRuns runs =
         run_fused_and_plain(exported_bert_attention(form), GetParam(), {{"mask", keep_mask_b2s5()}}, 31, true);
-    // q, k, v and o linears (bias; o with the residual) and one masked attention, nothing else
-    EXPECT_EQ(runs.fused.kernels.size(), 5u) << kernel_ops(runs.fused);
-    EXPECT_EQ(count_kernels(runs.fused, "fused_matmul"), 4u) << kernel_ops(runs.fused);
+    // the q, k and v linears as one product (fuse_qkv), the o linear (bias and residual) and one
+    // masked attention, nothing else
+    EXPECT_EQ(runs.fused.kernels.size(), 3u) << kernel_ops(runs.fused);
+    EXPECT_EQ(count_kernels(runs.fused, "fused_matmul"), 2u) << kernel_ops(runs.fused);
     EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
     expect_no_score_tensor(runs.fused, 5, 5);
     const std::string ir = pass_report(runs.fused, "fuse_attention").ir_after;
@@ -450,7 +451,7 @@ TEST_P(PassAttention, ScaledQueriesAndExpandedMask) {
   auto o = g.matmul(g.softmax(g.add(s, expanded), -1), heads("v", {0, 2, 1, 3}));
   g.output("y", g.reshape(g.transpose(o, {0, 2, 1, 3}), {B, S, D}));
   FusionRuns runs = run_fused_and_plain(g, GetParam(), {{"mask", keep_mask_b2s5()}}, 34, true);
-  EXPECT_EQ(runs.fused.kernels.size(), 4u) << kernel_ops(runs.fused);  // q, k, v linears and attention
+  EXPECT_EQ(runs.fused.kernels.size(), 2u) << kernel_ops(runs.fused);  // q, k, v linears (one) and attention
   EXPECT_EQ(count_kernels(runs.fused, "attention"), 1u) << kernel_ops(runs.fused);
   const std::string ir = pass_report(runs.fused, "fuse_attention").ir_after;
   EXPECT_NE(ir.find("heads=2, masked, scale=0.5)"), std::string::npos) << ir;

@@ -17,17 +17,19 @@ using namespace rungs::testing;
 
 struct Expect {
   const char* file;
-  size_t attention, norms, fused_matmul;
+  size_t attention, norms, fused_matmul, slices;
 };
 
-// per model: 2 layers. bert_post_ln: q, k, v, o, up, down per layer + the pooler (tanh in the
-// epilogue); norms: embeddings + 2 per layer. sentence_pre_ln: fused qkv, o, up, down per layer;
-// norms: 2 per layer + final. distilbert: q, k, v, o, up, down per layer + pre-classifier (relu)
-// and classifier; norms: embeddings + 2 per layer.
+// per model: 2 layers. bert_post_ln: q, k and v as one product (fuse_qkv), o, up, down per layer +
+// the pooler (tanh in the epilogue); norms: embeddings + 2 per layer; slices: the position ids and
+// the pooler's first token. sentence_pre_ln: its own fused qkv (the attention reads it in place,
+// no slice copies), o, up, down per layer; norms: 2 per layer + final; slices: the position ids.
+// distilbert: q, k and v as one product, o, up, down per layer + pre-classifier (relu) and
+// classifier; norms: embeddings + 2 per layer; slices: as bert_post_ln.
 const Expect kModels[] = {
-    {"bert_post_ln", 2, 5, 13},
-    {"sentence_pre_ln", 2, 5, 8},
-    {"distilbert_classifier", 2, 5, 14},
+    {"bert_post_ln", 2, 5, 9, 2},
+    {"sentence_pre_ln", 2, 5, 8, 1},
+    {"distilbert_classifier", 2, 5, 10, 2},
 };
 
 class PassOnnxEncoders : public ::testing::TestWithParam<Device> {};
@@ -52,6 +54,8 @@ TEST_P(PassOnnxEncoders, ExportedPatternsRunFused) {
     EXPECT_EQ(count_kernels(r, "attention"), e.attention) << kernel_ops(r);
     EXPECT_EQ(count_kernels(r, "layer_norm") + count_kernels(r, "fused_add_norm"), e.norms) << kernel_ops(r);
     EXPECT_EQ(count_kernels(r, "fused_matmul"), e.fused_matmul) << kernel_ops(r);
+    EXPECT_EQ(count_kernels(r, "slice"), e.slices) << kernel_ops(r);
+    EXPECT_TRUE(pass_report(r, "fuse_qkv").changed);
     // nothing of the exporter's attention, norm or activation spelling is left as its own kernel
     for (const char* op : {"softmax", "matmul", "erf", "tanh", "pow", "where", "sqrt"})
       EXPECT_EQ(count_kernels(r, op), 0u) << op << " in " << kernel_ops(r);

@@ -52,14 +52,15 @@ class AttentionKernel final : public Kernel {
     const Dims& qd = in[0].dims;
     const int64_t batch = qd[0], sq = qd[1], sk = in[1].dims[1];
     if (batch * sq * qd[2] == 0) return;
-    const int64_t dh = qd[2] / p_.heads, dv = in[2].dims[2] / p_.heads;
+    const Layout lay = layout(in);
+    const int64_t dh = lay.e / p_.heads, dv = lay.ev / p_.heads;
     const int64_t qblocks = (sq + kQueryBlock - 1) / kQueryBlock;
     const int64_t tasks = batch * p_.heads * qblocks;
     ctx.parallel_for(tasks, attention_task_grain(sq, sk, dh), [&](int64_t t0, int64_t t1) {
       Scratch sc(dh, dv);
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t qb = t % qblocks, bh = t / qblocks;
-        query_block(in, out, bh / p_.heads, bh % p_.heads, qb * kQueryBlock,
+        query_block(in, lay, out, bh / p_.heads, bh % p_.heads, qb * kQueryBlock,
                     std::min(sq, (qb + 1) * kQueryBlock), sc);
       }
     });
@@ -71,6 +72,16 @@ class AttentionKernel final : public Kernel {
   }
 
  private:
+  // Where q, k and v are: q and k rows e wide, v and output rows ev wide; q, k and v rows qs, ks
+  // and vs apart, k and v ko and vo columns in (packed_qk: all three in one tensor).
+  struct Layout {
+    int64_t e, ev, qs, ks, vs, ko, vo;
+  };
+  Layout layout(std::span<const TensorArg> in) const {
+    const int64_t qs = in[0].dims[2], ks = in[1].dims[2], vs = in[2].dims[2], pk = p_.packed_qk;
+    return {pk ? pk : qs, pk ? vs - 2 * pk : vs, qs, ks, vs, pk, 2 * pk};
+  }
+
   // Per-thread buffers for one query block: one allocation, each buffer on cache lines of its own
   // (line_buffer.hpp: the two threads' m, l and acc once shared lines in wasm's one heap).
   struct Scratch {
@@ -99,22 +110,22 @@ class AttentionKernel final : public Kernel {
     }
   };
 
-  void query_block(std::span<const TensorArg> in, float* out, int64_t b, int64_t h, int64_t i0, int64_t i1,
-                   Scratch& sc) const {
-    // q and k rows are e wide (heads of dh), v and output rows ev wide (heads of dv).
-    const int64_t sq = in[0].dims[1], e = in[0].dims[2], sk = in[1].dims[1], ev = in[2].dims[2];
+  void query_block(std::span<const TensorArg> in, const Layout& lay, float* out, int64_t b, int64_t h,
+                   int64_t i0, int64_t i1, Scratch& sc) const {
+    // q and k are heads of dh, v and the output heads of dv (rows ev wide).
+    const int64_t sq = in[0].dims[1], sk = in[1].dims[1], ev = lay.ev, qs = lay.qs, ks = lay.ks, vs = lay.vs;
     const int64_t dh = sc.dh, dv = sc.dv, dvp = sc.dvp;
     const float scale = p_.scale ? *p_.scale : 1.f / std::sqrt(static_cast<float>(dh));
-    const float* q = in[0].data + b * sq * e + h * dh;
-    const float* k = in[1].data + b * sk * e + h * dh;
-    const float* v = in[2].data + b * sk * ev + h * dv;
+    const float* q = in[0].data + b * sq * qs + h * dh;
+    const float* k = in[1].data + b * sk * ks + lay.ko + h * dh;
+    const float* v = in[2].data + b * sk * vs + lay.vo + h * dv;
     const float* mask = p_.has_mask ? in[3].data + b * sk : nullptr;
     const int64_t shift = sk - sq;  // causal: query i sees keys j <= i + shift
     const int64_t key_end = p_.causal ? std::clamp<int64_t>(i1 - 1 + shift + 1, 0, sk) : sk;
 
     // The block's queries, scaled, packed [query][dh].
     for (int64_t i = i0; i < i1; ++i)
-      for (int64_t d = 0; d < dh; ++d) sc.qs[(i - i0) * dh + d] = q[i * e + d] * scale;
+      for (int64_t d = 0; d < dh; ++d) sc.qs[(i - i0) * dh + d] = q[i * qs + d] * scale;
     std::fill(sc.m.begin(), sc.m.end(), kNegInf);
     std::fill(sc.l.begin(), sc.l.end(), 0.f);
     std::fill(sc.acc.begin(), sc.acc.end(), 0.f);
@@ -125,14 +136,14 @@ class AttentionKernel final : public Kernel {
       const int64_t kpad = (kb + kPassKeys - 1) / kPassKeys * kPassKeys;
       for (int64_t d = 0; d < dh; ++d) {
         float* row = sc.kt.data() + d * kKeys;
-        for (int64_t j = 0; j < kb; ++j) row[j] = k[(k0 + j) * e + d];
+        for (int64_t j = 0; j < kb; ++j) row[j] = k[(k0 + j) * ks + d];
         std::fill(row + kb, row + kpad, 0.f);
       }
       for (int64_t j = 0; j < kpad; ++j)
         sc.bias[j] = j < kb && (!mask || mask[k0 + j] >= 0.5f) ? 0.f : kNegInf;
       int64_t r = 0;
-      for (; r + kGroup <= i1 - i0; r += kGroup) group<kGroup>(i0, r, k0, kb, shift, v + k0 * ev, ev, sc);
-      for (; r < i1 - i0; ++r) group<1>(i0, r, k0, kb, shift, v + k0 * ev, ev, sc);
+      for (; r + kGroup <= i1 - i0; r += kGroup) group<kGroup>(i0, r, k0, kb, shift, v + k0 * vs, vs, sc);
+      for (; r < i1 - i0; ++r) group<1>(i0, r, k0, kb, shift, v + k0 * vs, vs, sc);
     }
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t r = i - i0;
@@ -147,9 +158,9 @@ class AttentionKernel final : public Kernel {
   }
 
   // Queries r0 .. r0 + R - 1 of the block (block row i0) against the key tile at k0 (kb keys, v
-  // its value rows): scores, the online softmax update, and acc += p v.
+  // its value rows, vs apart): scores, the online softmax update, and acc += p v.
   template <int R>
-  void group(int64_t i0, int64_t r0, int64_t k0, int64_t kb, int64_t shift, const float* v, int64_t ev,
+  void group(int64_t i0, int64_t r0, int64_t k0, int64_t kb, int64_t shift, const float* v, int64_t vs,
              Scratch& sc) const {
     const int64_t dh = sc.dh;
     // Scores: R queries x kKeys keys, kScoreBatches key vectors per pass over the head dim, every
@@ -230,7 +241,7 @@ class AttentionKernel final : public Kernel {
       }
       for (int64_t j = 0; j < keys; ++j) {
         if (sc.bias[j] == kNegInf) continue;
-        const float* vrow = v + j * ev + d0;
+        const float* vrow = v + j * vs + d0;
         B vv[kScoreBatches];
         for (int u = 0; u < kScoreBatches; ++u)
           if (u < used) vv[u] = B::load_unaligned(vrow + u * W);

@@ -2,6 +2,8 @@
 // Attention kernel vs its scalar reference, on every ISA this machine has.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "backends/cpu/attention/attention.hpp"
 #include "backends/cpu/rows/testing.hpp"
 
@@ -165,6 +167,44 @@ TEST(AttentionKernel, ShortSequencesStayOnOneThread) {
   EXPECT_EQ(2, ctx.parts_for(heads, attention_task_grain(64, 64, dh)));
   EXPECT_EQ(2, ctx.parts_for(heads, attention_task_grain(256, 256, dh)));
   EXPECT_EQ(1, ctx.parts_for(2 * heads, attention_task_grain(16, 16, dh)));
+}
+
+// packed_qk: q, k and v as column ranges of one [B, S, 2 E + Ev] tensor (what fuse_qkv makes)
+// give what the three tensors give on their own, in the kernel on one and two threads and in the
+// reference; v narrower and wider than q and k.
+TEST(AttentionKernel, PackedQkvReadsColumnRangesOfOneTensor) {
+  constexpr int64_t B = 3, S = 37, H = 2, dh = 16;
+  for (int64_t dv : {int64_t{8}, int64_t{16}, int64_t{24}}) {
+    const int64_t e = H * dh, ev = H * dv, w = 2 * e + ev;
+    Tensor q = make_tensor({B, S, e}, 1), k = make_tensor({B, S, e}, 2), v = make_tensor({B, S, ev}, 3);
+    Tensor mask = make_tensor({B, S}, 4, 0.f, 1.f);
+    Tensor packed = make_tensor({B, S, w}, 5);
+    for (int64_t r = 0; r < B * S; ++r) {
+      std::copy_n(q.data.data() + r * e, e, packed.data.data() + r * w);
+      std::copy_n(k.data.data() + r * e, e, packed.data.data() + r * w + e);
+      std::copy_n(v.data.data() + r * ev, ev, packed.data.data() + r * w + 2 * e);
+    }
+    AttentionParams separate{.heads = H, .causal = false, .has_mask = true, .scale = std::nullopt};
+    AttentionParams in_place = separate;
+    in_place.packed_qk = e;
+    std::vector<float> want(static_cast<size_t>(B * S * ev)), ref(want.size());
+    const std::vector<TensorArg> three{q.arg(), k.arg(), v.arg(), mask.arg()};
+    const std::vector<TensorArg> one{packed.arg(), packed.arg(), packed.arg(), mask.arg()};
+    attention_reference(separate, three, want.data());
+    attention_reference(in_place, one, ref.data());
+    EXPECT_EQ(ref, want) << "reference, v width " << dv;
+    for (Isa isa : vector_isas())
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(isa_name(isa)) + " v width " + std::to_string(dv) + " threads " +
+                     std::to_string(threads));
+        OneOp g(ops::Op::Attention, {B, S, ev}, {{B, S, w}, {B, S, w}, {B, S, w}, {B, S}});
+        g.params.attention = in_place;
+        auto kernel = make_attention_kernel(g.spec(threads), isa);
+        ASSERT_NE(kernel, nullptr);
+        const auto got = run(*kernel, one, Dims::of({B, S, ev}), threads);
+        EXPECT_LE(worst_ratio(got, want, 2e-5, 5e-6), 1.0);
+      }
+  }
 }
 
 TEST(AttentionKernel, ThreadsGiveTheSameBitsAsOneThread) {

@@ -56,8 +56,9 @@ class GatherKernel final : public Kernel {
     set_ = true;
   }
 
-  size_t weight_bytes() const override {
-    return owned_ ? static_cast<size_t>(rows_ * dim_) * sizeof(uint16_t) : 0;
+  std::vector<HeldWeight> held_weights() const override {  // the table's own half copy
+    if (!owned_) return {};
+    return {{this, static_cast<size_t>(rows_ * dim_) * sizeof(uint16_t)}};
   }
 
   void run(const RunContext& ctx, std::span<const TensorArg> in, float* out,

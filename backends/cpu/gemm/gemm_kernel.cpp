@@ -186,28 +186,42 @@ class GemmKernel final : public Kernel {
   void run(const RunContext& ctx, std::span<const TensorArg> in, float* out,
            const Dims& out_dims) const override;
   size_t scratch_floats() const override {
-    return packed_ || b_param_ ? 0 : static_cast<size_t>(b_batches_ * layout_.words());
+    const Part& p = parts_[0];
+    return p.packed || p.param ? 0 : static_cast<size_t>(b_batches_ * p.layout.words());
   }
-  bool owns_weight(size_t i) const override { return i == 1 && b_param_; }
+  bool owns_weight(size_t i) const override { return i >= 1 && i <= parts_.size() && parts_[i - 1].param; }
   void set_weight(size_t i, std::span<const float> data) override;
-  // The packed param (a packed Constant is the kernel's own business, not a param's storage).
-  size_t weight_bytes() const override { return b_param_ && packed_ ? packed_->bytes() : 0; }
-  const void* shared_weight_id() const override { return b_param_ ? packed_.get() : nullptr; }
+  // The packed params (a packed Constant is the kernel's own business, not a param's storage).
+  std::vector<HeldWeight> held_weights() const override {
+    std::vector<HeldWeight> w;
+    for (const Part& p : parts_)
+      if (p.param && p.packed) w.push_back({p.packed.get(), p.packed->bytes()});
+    return w;
+  }
   std::string describe() const override { return name_; }
 
  private:
+  // B, or one of the weights side by side that make it (Epilogue::b_parts): its columns of the
+  // output and its own packed panels, numbered after the previous parts' panels when the run
+  // splits panels among tasks.
+  struct Part {
+    int64_t n = 0, col = 0;  // width, first output column
+    int64_t panel0 = 0;      // first panel in the run's numbering
+    bool param = false;      // a Param: packed at set_weight
+    int bias_in = -1;
+    PackLayout layout;
+    std::shared_ptr<const PackedB> packed;  // a Param's or Constant's panels
+  };
+
   const IsaGemm* g_ = nullptr;
   Format format_ = Format::F32;  // of packed B (activations are always packed as f32)
-  bool b_param_ = false;         // B is a Param: packed at set_weight
-  int bias_in_ = -1;
   int res_in_ = -1;
   Activation act_ = Activation::None;
   bool flat_ = false;            // B is [K, N]: every leading dim of A is a row
-  Dims b_dims_;                  // compiled
+  Dims b_dims_;                  // compiled (one part)
   int64_t k_ = 0, n_ = 0, b_batches_ = 1;
   Blocking blocking_{};
-  PackLayout layout_;
-  std::shared_ptr<const PackedB> packed_;
+  std::vector<Part> parts_;
   std::string name_;
 };
 
@@ -215,49 +229,71 @@ std::unique_ptr<Kernel> GemmKernel::create(const KernelParams& params, Isa isa) 
   if (params.op != ops::Op::MatMul && params.op != ops::Op::FusedMatMul) return nullptr;
   const IsaGemm* g = isa_gemm(isa);
   const std::vector<InputParams>& ins = params.inputs;
-  if (g == nullptr || ins.size() < 2) return nullptr;
+  const bool fused = params.op == ops::Op::FusedMatMul;
+  const int parts = fused ? params.epilogue.b_parts : 1;
+  if (g == nullptr || parts < 1 || ins.size() < 1 + static_cast<size_t>(parts)) return nullptr;
   const InputParams& a = ins[0];
-  const InputParams& b = ins[1];
   const Dims& out = params.out;
-  if (a.dims.rank < 2 || b.dims.rank < 2 || out.rank < 2) return nullptr;
+  if (a.dims.rank < 2 || out.rank < 2) return nullptr;
   // B transposed ([N, K]) is a param the kernel packs read transposed; it runs as B = [K, N].
-  const bool b_transposed = params.op == ops::Op::FusedMatMul && params.epilogue.b_transposed;
-  if (b_transposed && (b.source != Source::Param || b.dims.rank != 2)) return nullptr;
-  const int64_t k = a.dims.last(), n = b_transposed ? b.dims[0] : b.dims.last();
-  if (b.dims[b_transposed ? 1 : b.dims.rank - 2] != k || out.last() != n) return nullptr;
+  const bool b_transposed = fused && params.epilogue.b_transposed;
+  const int64_t k = a.dims.last();
 
   auto kernel = std::make_unique<GemmKernel>();
   kernel->g_ = g;
   kernel->k_ = k;
-  kernel->n_ = n;
-  kernel->b_dims_ = b_transposed ? Dims::of({k, n}) : b.dims;
+  for (int i = 1; i <= parts; ++i) {
+    const InputParams& b = ins[i];
+    if (b.dims.rank < 2) return nullptr;
+    // Parts are weights of one kind (all Params or all Constants), packed in one format.
+    if (parts > 1 && (b.dims.rank != 2 || b.source == Source::Activation || b.source != ins[1].source)) return nullptr;
+    if (b_transposed && (b.source != Source::Param || b.dims.rank != 2)) return nullptr;
+    Part part;
+    part.n = b_transposed ? b.dims[0] : b.dims.last();
+    part.col = kernel->n_;
+    part.param = b.source == Source::Param;
+    if (b.dims[b_transposed ? 1 : b.dims.rank - 2] != k) return nullptr;
+    kernel->n_ += part.n;
+    kernel->parts_.push_back(std::move(part));
+  }
+  if (out.last() != kernel->n_) return nullptr;
+  const InputParams& b = ins[1];
+  kernel->b_dims_ = b_transposed ? Dims::of({k, kernel->n_}) : b.dims;
   kernel->b_batches_ = product(kernel->b_dims_.d.data(), kernel->b_dims_.rank - 2);
   kernel->flat_ = b.dims.rank == 2;
-  kernel->b_param_ = b.source == Source::Param;
-  if (params.op == ops::Op::FusedMatMul) {
+  if (fused) {
     const ops::Epilogue& epi = params.epilogue;
     kernel->act_ = epi.act;
-    size_t next = 2;
+    size_t next = 1 + static_cast<size_t>(parts);
     if (epi.bias) {
-      if (ins.size() <= next || ins[next].dims.numel() != n) return nullptr;
-      kernel->bias_in_ = static_cast<int>(next++);
+      for (Part& part : kernel->parts_) {
+        if (ins.size() <= next || ins[next].dims.numel() != part.n) return nullptr;
+        part.bias_in = static_cast<int>(next++);
+      }
     }
     if (epi.residual) {
       if (ins.size() <= next || !(ins.back().dims == out)) return nullptr;
       kernel->res_in_ = static_cast<int>(ins.size() - 1);
     }
   }
-  kernel->format_ = kernel->b_param_ ? format_of(params.policy) : Format::F32;
-  kernel->layout_ = PackLayout{k, n, g->nr, kernel->format_, b_transposed};
+  kernel->format_ = b.source == Source::Param ? format_of(params.policy) : Format::F32;
   kernel->blocking_ = choose_blocking(k, *g, kernel->format_);
-  if (b.source == Source::Constant && b.data) {
-    kernel->packed_ = pack_shared(*b.data, kernel->layout_, kernel->b_batches_);
+  int64_t panels = 0;
+  for (int i = 1; i <= parts; ++i) {
+    Part& part = kernel->parts_[i - 1];
+    part.layout = PackLayout{k, part.n, g->nr, kernel->format_, b_transposed};
+    part.panel0 = panels;
+    panels += part.layout.panels();
+    if (ins[i].source == Source::Constant && ins[i].data)
+      part.packed = pack_shared(*ins[i].data, part.layout, kernel->b_batches_);
   }
 
-  std::string name = kernel->packed_ || kernel->b_param_ ? "gemm[" : "bmm[";
+  const Part& first = kernel->parts_[0];
+  std::string name = first.packed || first.param ? "gemm[" : "bmm[";
   name += g->name;
   name += "]";
-  if (kernel->bias_in_ >= 0) name += "+bias";
+  if (parts > 1) name += "+parts" + std::to_string(parts);
+  if (first.bias_in >= 0) name += "+bias";
   name += act_suffix(kernel->act_);
   if (kernel->res_in_ >= 0) name += "+residual";
   if (kernel->format_ == Format::BF16) name += "+bf16";
@@ -268,42 +304,43 @@ std::unique_ptr<Kernel> GemmKernel::create(const KernelParams& params, Isa isa) 
 }
 
 void GemmKernel::set_weight(size_t i, std::span<const float> data) {
-  internal_check(i == 1 && b_param_, "gemm: set_weight on an input the kernel does not own");
-  internal_check(static_cast<int64_t>(data.size()) == b_batches_ * k_ * n_,
+  internal_check(owns_weight(i), "gemm: set_weight on an input the kernel does not own");
+  Part& part = parts_[i - 1];
+  internal_check(static_cast<int64_t>(data.size()) == b_batches_ * k_ * part.n,
                  "gemm: set_weight with the wrong number of values");
-  packed_ = pack_shared(data, layout_, b_batches_);
+  part.packed = pack_shared(data, part.layout, b_batches_);
 }
 
 void GemmKernel::run(const RunContext& ctx, std::span<const TensorArg> in, float* out,
                      const Dims& out_dims) const {
   const Dims& ad = in[0].dims;
   internal_check(ad.last() == k_ && out_dims.last() == n_, "gemm: runtime K or N differs from compile time");
-  const Dims& bd = packed_ ? b_dims_ : in[1].dims;
+  const Part& first = parts_[0];
+  const Dims& bd = first.packed ? b_dims_ : in[1].dims;
   const int64_t m = flat_ ? ad.rows() : ad[ad.rank - 2];
   const BatchMap batches = flat_ ? BatchMap(Dims::of({m, n_}), nullptr, 0, nullptr, 0)
                                  : BatchMap(out_dims, ad.d.data(), ad.rank - 2, bd.d.data(), bd.rank - 2);
   const int64_t t_count = batches.count();
   if (m == 0 || n_ == 0 || t_count == 0) return;
 
-  // B panels for each of its batches: packed at set_weight, or now into scratch.
-  const uint32_t* b_words = nullptr;
-  if (packed_) {
-    b_words = packed_->batch(0);
-  } else {
-    internal_check(!b_param_, "gemm: weight used before set_weight");
+  // B panels for each of its batches: packed at set_weight (or compile time), or now into scratch
+  // (one part: an activation).
+  const uint32_t* scratch_words = nullptr;
+  for (const Part& part : parts_) internal_check(part.packed || !part.param, "gemm: weight used before set_weight");
+  if (!first.packed) {
     internal_check(ctx.scratch != nullptr, "gemm: batched matmul needs scratch");
     auto* scratch = reinterpret_cast<uint32_t*>(ctx.scratch);
     const int64_t bt = product(bd.d.data(), bd.rank - 2);
     const float* src = in[1].data;
-    const PackLayout layout = layout_;
+    const PackLayout layout = first.layout;
     ctx.parallel_for(bt, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) pack_b(src + i * k_ * n_, n_, layout, scratch + i * layout.words());
     });
-    b_words = scratch;
+    scratch_words = scratch;
   }
 
   // Tasks: batch x row block x panel chunk; enough of them for the threads the work deserves.
-  const int64_t panels = layout_.panels();
+  const int64_t panels = parts_.back().panel0 + parts_.back().layout.panels();
   const int64_t flops = 2 * t_count * m * k_ * n_;
   const int64_t threads = product_threads(flops, ctx.threads);
   const TaskSplit split = split_tasks(t_count, m, panels, threads, std::min(blocking_.mc, m), g_->mr);
@@ -312,19 +349,17 @@ void GemmKernel::run(const RunContext& ctx, std::span<const TensorArg> in, float
 
   Problem base;
   base.lda = k_;
-  base.panel_words = layout_.panel_words();
+  base.panel_words = first.layout.panel_words();  // the same for every part (K, panel width, format)
   base.k = k_;
   base.kc = blocking_.kc;
-  base.n = n_;
   base.group_panels = std::max<int64_t>(1, c_budget() / (mc * g_->nr * 4));
   base.ldc = n_;
-  base.bias = bias_in_ >= 0 ? in[bias_in_].data : nullptr;
   base.ldr = n_;
   base.act = act_;
   const float* a = in[0].data;
   const float* res = res_in_ >= 0 ? in[res_in_].data : nullptr;
   const BlockFn block = g_->block[static_cast<int>(format_)];
-  const int64_t a_batch = m * k_, c_batch = m * n_, b_batch = layout_.words();
+  const int64_t a_batch = m * k_, c_batch = m * n_, b_batch = first.layout.words();
   const int64_t per_t = row_blocks * chunks;
 
   RunContext limited = ctx;
@@ -334,13 +369,19 @@ void GemmKernel::run(const RunContext& ctx, std::span<const TensorArg> in, float
       const int64_t t = task / per_t, r = task % per_t / chunks, q = task % chunks;
       int64_t ai = 0, bi = 0;
       batches.map(t, ai, bi);
-      Problem pr = base;
-      pr.a = a + ai * a_batch;
-      pr.b = b_words + bi * b_batch;
-      pr.c = out + t * c_batch;
-      pr.residual = res ? res + t * c_batch : nullptr;
-      const int64_t m0 = r * mc, p0 = q * pchunk;
-      block(pr, m0, std::min(m, m0 + mc), p0, std::min(panels, p0 + pchunk));
+      const int64_t m0 = r * mc, p0 = q * pchunk, p1 = std::min(panels, p0 + pchunk);
+      for (const Part& part : parts_) {  // the parts whose panels the chunk covers
+        const int64_t lo = std::max(p0, part.panel0), hi = std::min(p1, part.panel0 + part.layout.panels());
+        if (lo >= hi) continue;
+        Problem pr = base;
+        pr.a = a + ai * a_batch;
+        pr.b = (part.packed ? part.packed->batch(0) : scratch_words) + bi * b_batch;
+        pr.n = part.n;
+        pr.c = out + t * c_batch + part.col;
+        pr.bias = part.bias_in >= 0 ? in[part.bias_in].data : nullptr;
+        pr.residual = res ? res + t * c_batch + part.col : nullptr;
+        block(pr, m0, std::min(m, m0 + mc), lo - part.panel0, hi - part.panel0);
+      }
     }
   });
 }

@@ -474,6 +474,73 @@ TEST_P(GemmIsa, HalfWeightsKeepInfAndSubnormals) {
   EXPECT_EQ(out[3], 0.f);
 }
 
+// Epilogue::b_parts: three weights side by side (the one product core/passes/fuse_qkv.cpp makes of
+// a layer's q, k and v projections) against the reference of each part, on every ISA, plain and
+// transposed, on one and two threads. The widths are not multiples of any panel width, so each
+// part ends in a partial panel; at 6 rows the two threads split the panels, and the chunks cross
+// the parts' boundaries.
+TEST(Gemm, WeightsInPartsComputeOneProductEach) {
+  const int64_t widths[3] = {40, 24, 57};
+  const int64_t n = 40 + 24 + 57;
+  struct Shape2 {
+    int64_t m, k;
+  };
+  for (Isa isa : vector_isas())
+    for (Shape2 mk : {Shape2{6, 2048}, Shape2{70, 256}})
+      for (bool transposed : {false, true})
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE(std::string(isa_name(isa)) + " m " + std::to_string(mk.m) + (transposed ? " transposed" : "") +
+                       " threads " + std::to_string(threads));
+          const int64_t m = mk.m, k = mk.k;
+          KernelParams p;
+          p.op = ops::Op::FusedMatMul;
+          p.threads = threads;
+          p.out = Dims::of({m, n});
+          p.inputs.push_back({Dims::of({m, k}), Source::Activation, nullptr});
+          for (int64_t w : widths)
+            p.inputs.push_back({Dims::of(transposed ? Shape{w, k} : Shape{k, w}), Source::Param, nullptr});
+          for (int64_t w : widths) p.inputs.push_back({Dims::of({w}), Source::Activation, nullptr});
+          p.epilogue = ops::Epilogue{true, Activation::Relu, false, transposed, 3};
+          std::unique_ptr<Kernel> kernel = make_gemm_kernel(p, isa);
+          ASSERT_NE(kernel, nullptr);
+          EXPECT_NE(kernel->describe().find("+parts3+bias+relu"), std::string::npos) << kernel->describe();
+          EXPECT_FALSE(kernel->owns_weight(0));
+          EXPECT_FALSE(kernel->owns_weight(4)) << "a bias is an input, not a weight";
+
+          Buffer a(random_values(m * k, 11), {m, k});
+          std::vector<Buffer> b, bias;
+          for (int i = 0; i < 3; ++i) {
+            b.emplace_back(random_values(k * widths[i], 20 + i), transposed ? Shape{widths[i], k} : Shape{k, widths[i]});
+            bias.emplace_back(random_values(widths[i], 30 + i), Shape{widths[i]});
+            ASSERT_TRUE(kernel->owns_weight(1 + i));
+            kernel->set_weight(1 + i, {b[i].data(), b[i].size()});
+          }
+          EXPECT_EQ(kernel->held_weights().size(), 3u);
+          std::vector<TensorArg> in{{a.data(), a.dims}};
+          for (int i = 0; i < 3; ++i) in.push_back({nullptr, b[i].dims});
+          for (int i = 0; i < 3; ++i) in.push_back({bias[i].data(), bias[i].dims});
+          std::unique_ptr<ThreadPool> pool = threads > 1 ? std::make_unique<ThreadPool>(threads - 1) : nullptr;
+          RunContext ctx{pool.get(), threads, nullptr};
+          Buffer o(std::vector<float>(m * n, std::nanf("")), {m, n});
+          kernel->run(ctx, in, o.storage.data(), o.dims);
+          for (size_t i = o.size(); i < o.storage.size(); ++i) ASSERT_EQ(o.storage[i], kSentinel) << "wrote past the end";
+
+          int64_t col = 0;
+          for (int i = 0; i < 3; ++i) {
+            std::vector<float> want(static_cast<size_t>(m * widths[i]));
+            reference_gemm(a.data(), b[i].data(), want.data(), m, k, widths[i], bias[i].data(), Activation::Relu,
+                           nullptr, transposed);
+            for (int64_t r = 0; r < m; ++r)
+              for (int64_t j = 0; j < widths[i]; ++j) {
+                const float w = want[r * widths[i] + j];
+                ASSERT_NEAR(o.storage[r * n + col + j], w, 2e-4f * (1.f + std::abs(w)))
+                    << "part " << i << " row " << r << " column " << j;
+              }
+            col += widths[i];
+          }
+        }
+}
+
 TEST(Gemm, PackedWeightsAreSharedAcrossKernels) {
   const Isa isa = active_isa() == Isa::Scalar ? Isa::Scalar : vector_isas().front();
   if (isa == Isa::Scalar) GTEST_SKIP() << "no vector ISA";
@@ -487,17 +554,21 @@ TEST(Gemm, PackedWeightsAreSharedAcrossKernels) {
   k8->set_weight(1, w);
   k32->set_weight(1, w);
   k16->set_weight(1, w);
-  EXPECT_NE(k8->shared_weight_id(), nullptr);
-  EXPECT_EQ(k8->shared_weight_id(), k32->shared_weight_id());
-  EXPECT_NE(k8->shared_weight_id(), k16->shared_weight_id()) << "bf16 packing is another copy";
-  EXPECT_GE(k8->weight_bytes(), 64u * 96u * 4u);
-  EXPECT_LT(k16->weight_bytes(), k8->weight_bytes());
+  auto held = [](const std::unique_ptr<Kernel>& k) {
+    const std::vector<Kernel::HeldWeight> w = k->held_weights();
+    return w.size() == 1 ? w[0] : Kernel::HeldWeight{};
+  };
+  EXPECT_NE(held(k8).id, nullptr);
+  EXPECT_EQ(held(k8).id, held(k32).id);
+  EXPECT_NE(held(k8).id, held(k16).id) << "bf16 packing is another copy";
+  EXPECT_GE(held(k8).bytes, 64u * 96u * 4u);
+  EXPECT_LT(held(k16).bytes, held(k8).bytes);
   EXPECT_EQ(shared_packed_count(), before + 2);
 
   std::vector<float> other = w;
   other[100] += 1.f;
   k32->set_weight(1, other);  // the param changed in one graph only
-  EXPECT_NE(k8->shared_weight_id(), k32->shared_weight_id());
+  EXPECT_NE(held(k8).id, held(k32).id);
   EXPECT_EQ(shared_packed_count(), before + 3);
   k8.reset();
   k16.reset();
