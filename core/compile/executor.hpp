@@ -143,6 +143,7 @@ class Executor {
   std::vector<std::string> input_names_, output_names_, param_names_;
   std::vector<uint32_t> input_nodes_, param_nodes_;
   std::vector<uint32_t> product_nodes_;  // nodes with a kernel whose product_flops can be > 0
+  int64_t product_count_ = 0;            // the products they hold (a product in parts: each part)
   passes::RowSegments rows_;             // segments that run split by rows (none: kernel by kernel)
   size_t scratch_floats_ = 0;
   std::shared_ptr<backend::ThreadPool> own_pool_;  // natively: the pool of graphs of this thread count
