@@ -17,11 +17,11 @@ class PassQkv : public ::testing::TestWithParam<Device> {};
 
 struct Projections {
   bool bias = true;
-  bool constant_v = false;   // v's weight a Constant (the others Params)
-  bool transposed = false;   // weights stored [N, K] and read through a transpose
-  bool cross = false;        // k and v project another input (cross-attention)
-  bool k_read_twice = false; // k is also a graph output
-  int64_t dv = 8;            // v's width (q and k: 8)
+  bool constant_v = false;    // v's weight a Constant (the others Params)
+  bool transposed = false;    // weights stored [N, K] and read through a transpose
+  bool cross = false;         // k and v project another input (cross-attention)
+  bool k_read_twice = false;  // k is also a graph output
+  int64_t dv = 8;             // v's width (q and k: 8)
 };
 
 // x [2, 6, 16] projected to q, k, v, attention with 2 heads and a key mask.
@@ -31,9 +31,9 @@ Graph encoder_block(const Projections& p) {
   auto y = p.cross ? g.input("y", {2, 6, 16}) : x;
   auto mask = g.input("mask", {2, 6});
   auto project = [&](const std::string& name, Value from, int64_t n, bool constant) {
-    Value w = constant ? g.constant(random_vector(static_cast<size_t>(16 * n), 99), {16, n})
-                       : p.transposed ? g.transpose(g.param("w" + name, {n, 16}), {1, 0})
-                                      : g.param("w" + name, {16, n});
+    Value w = constant       ? g.constant(random_vector(static_cast<size_t>(16 * n), 99), {16, n})
+              : p.transposed ? g.transpose(g.param("w" + name, {n, 16}), {1, 0})
+                             : g.param("w" + name, {16, n});
     Value out = g.matmul(from, w);
     return p.bias ? g.add(out, g.param("b" + name, {n})) : out;
   };
