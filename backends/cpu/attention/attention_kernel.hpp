@@ -88,22 +88,22 @@ class AttentionKernel final : public Kernel {
     int64_t dh;        // head dim of q and k
     int64_t dv, dvp;   // head dim of v (and the output), rounded up to W
     LineBuffer<float> lines;
-    std::span<float> kt, bias, score, qs, m, l, acc;
+    std::span<float> kt, vt, bias, score, qs, m, l, acc;
     Scratch(int64_t d, int64_t dvalue)
         : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W), lines(total(sizes(d, dvp))) {
       const auto n = sizes(d, dvp);
-      std::span<float>* parts[] = {&kt, &bias, &score, &qs, &m, &l, &acc};
+      std::span<float>* parts[] = {&kt, &vt, &bias, &score, &qs, &m, &l, &acc};
       float* p = lines.data();
       for (size_t i = 0; i < n.size(); ++i) {
         *parts[i] = std::span<float>(p, n[i]);
         p += LineBuffer<float>::whole_lines(n[i]);
       }
     }
-    static std::array<size_t, 7> sizes(int64_t d, int64_t dvp) {
-      return {static_cast<size_t>(d * kKeys), kKeys, kGroup * kKeys, static_cast<size_t>(kQueryBlock * d),
-              kQueryBlock, kQueryBlock, static_cast<size_t>(kQueryBlock * dvp)};
+    static std::array<size_t, 8> sizes(int64_t d, int64_t dvp) {
+      return {static_cast<size_t>(d * kKeys), static_cast<size_t>(kKeys * dvp), kKeys, kGroup * kKeys,
+              static_cast<size_t>(kQueryBlock * d), kQueryBlock, kQueryBlock, static_cast<size_t>(kQueryBlock * dvp)};
     }
-    static size_t total(const std::array<size_t, 7>& n) {
+    static size_t total(const std::array<size_t, 8>& n) {
       size_t t = 0;
       for (size_t x : n) t += LineBuffer<float>::whole_lines(x);
       return t;
@@ -132,18 +132,28 @@ class AttentionKernel final : public Kernel {
     for (int64_t k0 = 0; k0 < key_end; k0 += kKeys) {
       const int64_t kb = std::min(kKeys, key_end - k0);
       // The key tile, transposed to [dh, kKeys]; missing keys up to the end of the last pass that
-      // has keys are zero and their bias -inf (passes past it are skipped).
+      // has keys are zero and their bias -inf (passes past it are skipped). The tile's value rows,
+      // copied to [kKeys, dvp] (zero past dv): the products read them contiguously, not ks and vs
+      // apart in the source (a packed q|k|v puts a 16-wide head's rows 768 bytes apart).
       const int64_t kpad = (kb + kPassKeys - 1) / kPassKeys * kPassKeys;
-      for (int64_t d = 0; d < dh; ++d) {
-        float* row = sc.kt.data() + d * kKeys;
-        for (int64_t j = 0; j < kb; ++j) row[j] = k[(k0 + j) * ks + d];
-        std::fill(row + kb, row + kpad, 0.f);
-      }
       for (int64_t j = 0; j < kpad; ++j)
         sc.bias[j] = j < kb && (!mask || mask[k0 + j] >= 0.5f) ? 0.f : kNegInf;
+      for (int64_t j = 0; j < kb; ++j) {
+        const float* krow = k + (k0 + j) * ks;
+        for (int64_t d = 0; d < dh; ++d) sc.kt[d * kKeys + j] = krow[d];
+        const float* vrow = v + (k0 + j) * vs;
+        float* vt = sc.vt.data() + j * dvp;
+        if (sc.bias[j] == 0.f) {
+          std::copy(vrow, vrow + dv, vt);
+          std::fill(vt + dv, vt + dvp, 0.f);
+        } else {
+          std::fill(vt, vt + dvp, 0.f);  // dropped: adds nothing whatever its p
+        }
+      }
+      for (int64_t d = 0; d < dh; ++d) std::fill(sc.kt.data() + d * kKeys + kb, sc.kt.data() + d * kKeys + kpad, 0.f);
       int64_t r = 0;
-      for (; r + kGroup <= i1 - i0; r += kGroup) group<kGroup>(i0, r, k0, kb, shift, v + k0 * vs, vs, sc);
-      for (; r < i1 - i0; ++r) group<1>(i0, r, k0, kb, shift, v + k0 * vs, vs, sc);
+      for (; r + kGroup <= i1 - i0; r += kGroup) group<kGroup>(i0, r, k0, kb, shift, sc);
+      for (; r < i1 - i0; ++r) group<1>(i0, r, k0, kb, shift, sc);
     }
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t r = i - i0;
@@ -157,11 +167,10 @@ class AttentionKernel final : public Kernel {
     }
   }
 
-  // Queries r0 .. r0 + R - 1 of the block (block row i0) against the key tile at k0 (kb keys, v
-  // its value rows, vs apart): scores, the online softmax update, and acc += p v.
+  // Queries r0 .. r0 + R - 1 of the block (block row i0) against the key tile at k0 (kb keys,
+  // staged in sc.kt and sc.vt): scores, the online softmax update, and acc += p v.
   template <int R>
-  void group(int64_t i0, int64_t r0, int64_t k0, int64_t kb, int64_t shift, const float* v, int64_t vs,
-             Scratch& sc) const {
+  void group(int64_t i0, int64_t r0, int64_t k0, int64_t kb, int64_t shift, Scratch& sc) const {
     const int64_t dh = sc.dh;
     // Scores: R queries x kKeys keys, kScoreBatches key vectors per pass over the head dim, every
     // key vector loaded once for the R queries; bias (dropped keys -inf) and causal visibility
@@ -227,34 +236,56 @@ class AttentionKernel final : public Kernel {
     }
     if (keys == 0) return;
     // acc = acc * corr + sum_j p_j v_j for the R queries, kScoreBatches vectors of the head dim at
-    // a time held in registers across the keys; each value row is loaded once for the R queries.
-    // A dropped key (masked or past the tile) adds nothing, even if its v is Inf or NaN.
-    const float* score = sc.score.data();
+    // a time (accumulate).
     for (int64_t d0 = 0; d0 < sc.dvp; d0 += kScoreBatches * W) {
-      const int used = static_cast<int>(std::min<int64_t>(kScoreBatches, (sc.dvp - d0) / W));
-      B o[R][kScoreBatches];
-      for (int r = 0; r < R; ++r) {
-        float* acc = sc.acc.data() + (r0 + r) * sc.dvp + d0;
-        const B c(corr[r]);
-        for (int u = 0; u < kScoreBatches; ++u)
-          if (u < used) o[r][u] = B::load_unaligned(acc + u * W) * c;
+      switch (std::min<int64_t>(kScoreBatches, (sc.dvp - d0) / W)) {
+        case 1: accumulate<R, 1>(r0, keys, d0, corr, sc); break;
+        case 2: accumulate<R, 2>(r0, keys, d0, corr, sc); break;
+        case 3: accumulate<R, 3>(r0, keys, d0, corr, sc); break;
+        default: accumulate<R, 4>(r0, keys, d0, corr, sc); break;
       }
-      for (int64_t j = 0; j < keys; ++j) {
-        if (sc.bias[j] == kNegInf) continue;
-        const float* vrow = v + j * vs + d0;
-        B vv[kScoreBatches];
-        for (int u = 0; u < kScoreBatches; ++u)
-          if (u < used) vv[u] = B::load_unaligned(vrow + u * W);
-        for (int r = 0; r < R; ++r) {
-          const B pj(score[r * kKeys + j]);
-          for (int u = 0; u < kScoreBatches; ++u)
-            if (u < used) o[r][u] = xsimd::fma(pj, vv[u], o[r][u]);
-        }
+    }
+  }
+
+  // acc[:, d0 .. d0 + U W) = acc * corr + sum_j p_j v_j over the first `keys` keys of the tile for
+  // the R queries: U vectors of the head dim held in registers across the keys, each value row
+  // loaded once for the R queries. A narrow head (U < kScoreBatches) keeps L keys in flight, each
+  // with its own sums, added at the end: R x U sums alone are too few chains to cover the FMA
+  // latency (4 queries x one 16-wide vector: 4 chains where two FMA ports need 8). A dropped key
+  // (masked) adds nothing, even if its v is Inf or NaN: its staged value row is zero and its p 0.
+  template <int R, int U>
+  void accumulate(int64_t r0, int64_t keys, int64_t d0, const float* corr, Scratch& sc) const {
+    constexpr int L = kScoreBatches / U;
+    const float* score = sc.score.data();
+    const float* vt = sc.vt.data() + d0;
+    const int64_t dvp = sc.dvp;
+    B o[L][R][U];
+    for (int r = 0; r < R; ++r) {
+      const float* acc = sc.acc.data() + (r0 + r) * dvp + d0;
+      const B c(corr[r]);
+      for (int u = 0; u < U; ++u) {
+        o[0][r][u] = B::load_unaligned(acc + u * W) * c;
+        for (int l = 1; l < L; ++l) o[l][r][u] = B(0.f);
       }
+    }
+    const auto step = [&](int l, int64_t j) {
+      B vv[U];
+      for (int u = 0; u < U; ++u) vv[u] = B::load_unaligned(vt + j * dvp + u * W);
       for (int r = 0; r < R; ++r) {
-        float* acc = sc.acc.data() + (r0 + r) * sc.dvp + d0;
-        for (int u = 0; u < kScoreBatches; ++u)
-          if (u < used) o[r][u].store_unaligned(acc + u * W);
+        const B pj(score[r * kKeys + j]);
+        for (int u = 0; u < U; ++u) o[l][r][u] = xsimd::fma(pj, vv[u], o[l][r][u]);
+      }
+    };
+    int64_t j = 0;
+    for (; j + L <= keys; j += L)
+      for (int l = 0; l < L; ++l) step(l, j + l);
+    for (; j < keys; ++j) step(0, j);
+    for (int r = 0; r < R; ++r) {
+      float* acc = sc.acc.data() + (r0 + r) * dvp + d0;
+      for (int u = 0; u < U; ++u) {
+        B sum = o[0][r][u];
+        for (int l = 1; l < L; ++l) sum += o[l][r][u];
+        sum.store_unaligned(acc + u * W);
       }
     }
   }

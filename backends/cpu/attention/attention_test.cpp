@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "backends/cpu/attention/attention.hpp"
 #include "backends/cpu/rows/testing.hpp"
@@ -114,6 +115,31 @@ TEST(AttentionKernel, KeyMaskIncludingAFullyMaskedBatch) {
       for (int64_t i = c.sq * e; i < 2 * c.sq * e; ++i) ASSERT_EQ(got[i], 0.f) << "batch 1 is fully masked";
     }
   }
+}
+
+// Value heads of one to five vectors (the kernel holds up to four in registers and keeps more keys
+// in flight when a head is narrow), key counts that leave a remainder, and Inf and NaN in the
+// value rows of masked keys: those keys add nothing.
+TEST(AttentionKernel, ValueHeadsOfEveryWidthIgnoreNonFiniteMaskedValues) {
+  for (Isa isa : vector_isas())
+    for (int64_t dh : {lanes(isa), 2 * lanes(isa), 3 * lanes(isa), 4 * lanes(isa), 5 * lanes(isa) + 1})
+      for (bool causal : {false, true}) {
+        const Case c{3, 37, 37, 2, dh, causal, true};
+        SCOPED_TRACE(describe(isa, c));
+        auto t = inputs_for(c);
+        const int64_t e = c.heads * c.dh;
+        int64_t poisoned = 0;
+        for (int64_t b = 0; b < c.batch; ++b)
+          for (int64_t j = 0; j < c.sk; ++j)
+            if (t[3].data[b * c.sk + j] < 0.5f)
+              for (int64_t d = 0; d < e; ++d, ++poisoned)
+                t[2].data[(b * c.sk + j) * e + d] =
+                    d % 2 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+        ASSERT_GT(poisoned, c.sk * e);  // batch 1 whole, and some keys of the others
+        const auto got = actual(isa, c, t);
+        for (float x : got) ASSERT_TRUE(std::isfinite(x));
+        EXPECT_LE(worst_ratio(got, expected(c, t), 2e-5, 5e-6), 1.0);
+      }
 }
 
 TEST(AttentionKernel, KeysAndQueriesOfDifferentLengths) {
