@@ -219,6 +219,7 @@ class AttentionKernel final : public Kernel {
       if (tile_max == kNegInf) {  // every key of the tile dropped for this query: no change
         corr[r] = 1.f;
         for (int64_t u = 0; u < tile_vectors; ++u) B(0.f).store_unaligned(score + u * W);
+        visible[r] = 0;  // and nothing to add
         continue;
       }
       keys = std::max(keys, visible[r]);
@@ -235,26 +236,29 @@ class AttentionKernel final : public Kernel {
       sc.l[row] = sc.l[row] * corr[r] + xsimd::reduce_add(sum);
     }
     if (keys == 0) return;
+    for (int r = 0; r < R; ++r) visible[r] = std::min(visible[r], keys);
     // acc = acc * corr + sum_j p_j v_j for the R queries, kScoreBatches vectors of the head dim at
     // a time (accumulate).
     for (int64_t d0 = 0; d0 < sc.dvp; d0 += kScoreBatches * W) {
       switch (std::min<int64_t>(kScoreBatches, (sc.dvp - d0) / W)) {
-        case 1: accumulate<R, 1>(r0, keys, d0, corr, sc); break;
-        case 2: accumulate<R, 2>(r0, keys, d0, corr, sc); break;
-        case 3: accumulate<R, 3>(r0, keys, d0, corr, sc); break;
-        default: accumulate<R, 4>(r0, keys, d0, corr, sc); break;
+        case 1: accumulate<R, 1>(r0, visible, d0, corr, sc); break;
+        case 2: accumulate<R, 2>(r0, visible, d0, corr, sc); break;
+        case 3: accumulate<R, 3>(r0, visible, d0, corr, sc); break;
+        default: accumulate<R, 4>(r0, visible, d0, corr, sc); break;
       }
     }
   }
 
-  // acc[:, d0 .. d0 + U W) = acc * corr + sum_j p_j v_j over the first `keys` keys of the tile for
-  // the R queries: U vectors of the head dim held in registers across the keys, each value row
+  // acc[:, d0 .. d0 + U W) = acc * corr + sum_j p_j v_j over the keys of the tile each of the R
+  // queries sees (the first visible[r]; every key but the causally hidden ones): U vectors of the head dim held in registers across the keys, each value row
   // loaded once for the R queries. A narrow head (U < kScoreBatches) keeps L keys in flight, each
   // with its own sums, added at the end: R x U sums alone are too few chains to cover the FMA
   // latency (4 queries x one 16-wide vector: 4 chains where two FMA ports need 8). A dropped key
   // (masked) adds nothing, even if its v is Inf or NaN: its staged value row is zero and its p 0.
+  // A key a query does not see (causal: the tile on the diagonal) is left out of that query's sum,
+  // not multiplied by p = 0, which an Inf or NaN value would turn into NaN.
   template <int R, int U>
-  void accumulate(int64_t r0, int64_t keys, int64_t d0, const float* corr, Scratch& sc) const {
+  void accumulate(int64_t r0, const int64_t* visible, int64_t d0, const float* corr, Scratch& sc) const {
     constexpr int L = kScoreBatches / U;
     const float* score = sc.score.data();
     const float* vt = sc.vt.data() + d0;
@@ -276,10 +280,17 @@ class AttentionKernel final : public Kernel {
         for (int u = 0; u < U; ++u) o[l][r][u] = xsimd::fma(pj, vv[u], o[l][r][u]);
       }
     };
+    int64_t common = visible[0];  // keys every query of the group sees
+    for (int r = 1; r < R; ++r) common = std::min(common, visible[r]);
     int64_t j = 0;
-    for (; j + L <= keys; j += L)
+    for (; j + L <= common; j += L)
       for (int l = 0; l < L; ++l) step(l, j + l);
-    for (; j < keys; ++j) step(0, j);
+    for (; j < common; ++j) step(0, j);
+    for (int r = 0; r < R; ++r)  // the rest, query by query
+      for (int64_t k = common; k < visible[r]; ++k) {
+        const B pj(score[r * kKeys + k]);
+        for (int u = 0; u < U; ++u) o[0][r][u] = xsimd::fma(pj, B::load_unaligned(vt + k * dvp + u * W), o[0][r][u]);
+      }
     for (int r = 0; r < R; ++r) {
       float* acc = sc.acc.data() + (r0 + r) * dvp + d0;
       for (int u = 0; u < U; ++u) {

@@ -142,6 +142,30 @@ TEST(AttentionKernel, ValueHeadsOfEveryWidthIgnoreNonFiniteMaskedValues) {
       }
 }
 
+// Causal: a query is not touched by the value of a key it does not see, even an Inf or NaN (the
+// kernel computes groups of queries together, and the diagonal tile has keys only some of them
+// see). Key `bad`'s value row is non-finite: queries before it match the reference and are
+// finite, the queries from it on are not finite.
+TEST(AttentionKernel, CausalQueriesIgnoreNonFiniteValuesOfKeysTheyDoNotSee) {
+  for (Isa isa : vector_isas())
+    for (int64_t dh : {lanes(isa), 2 * lanes(isa), 4 * lanes(isa)})
+      for (int64_t bad : {int64_t{1}, int64_t{6}, int64_t{21}, int64_t{66}}) {
+        const Case c{1, 70, 70, 2, dh, true};
+        SCOPED_TRACE(describe(isa, c) + " non-finite key " + std::to_string(bad));
+        auto t = inputs_for(c);
+        const int64_t e = c.heads * c.dh;
+        for (int64_t d = 0; d < e; ++d)
+          t[2].data[bad * e + d] = d % 2 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+        const auto got = actual(isa, c, t);
+        const auto want = expected(c, t);
+        const std::vector<float> got_before(got.begin(), got.begin() + bad * e);
+        const std::vector<float> want_before(want.begin(), want.begin() + bad * e);
+        for (float x : got_before) ASSERT_TRUE(std::isfinite(x));
+        EXPECT_LE(worst_ratio(got_before, want_before, 2e-5, 5e-6), 1.0);
+        for (int64_t i = bad * e; i < c.sq * e; ++i) ASSERT_FALSE(std::isfinite(got[i])) << "element " << i;
+      }
+}
+
 TEST(AttentionKernel, KeysAndQueriesOfDifferentLengths) {
   for (Isa isa : vector_isas()) {
     for (bool causal : {false, true}) {
