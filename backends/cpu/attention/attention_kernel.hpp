@@ -138,17 +138,16 @@ class AttentionKernel final : public Kernel {
       const int64_t kpad = (kb + kPassKeys - 1) / kPassKeys * kPassKeys;
       for (int64_t j = 0; j < kpad; ++j)
         sc.bias[j] = j < kb && (!mask || mask[k0 + j] >= 0.5f) ? 0.f : kNegInf;
+      // A masked key's key and value rows are staged as zeros: its score is then 0 + -inf (not
+      // Inf + -inf = NaN for a non-finite key) and it adds nothing, whatever its rows hold.
       for (int64_t j = 0; j < kb; ++j) {
+        const bool kept = sc.bias[j] == 0.f;
         const float* krow = k + (k0 + j) * ks;
-        for (int64_t d = 0; d < dh; ++d) sc.kt[d * kKeys + j] = krow[d];
+        for (int64_t d = 0; d < dh; ++d) sc.kt[d * kKeys + j] = kept ? krow[d] : 0.f;
         const float* vrow = v + (k0 + j) * vs;
         float* vt = sc.vt.data() + j * dvp;
-        if (sc.bias[j] == 0.f) {
-          std::copy(vrow, vrow + dv, vt);
-          std::fill(vt + dv, vt + dvp, 0.f);
-        } else {
-          std::fill(vt, vt + dvp, 0.f);  // dropped: adds nothing whatever its p
-        }
+        if (kept) std::copy(vrow, vrow + dv, vt);
+        std::fill(vt + (kept ? dv : 0), vt + dvp, 0.f);
       }
       for (int64_t d = 0; d < dh; ++d) std::fill(sc.kt.data() + d * kKeys + kb, sc.kt.data() + d * kKeys + kpad, 0.f);
       int64_t r = 0;

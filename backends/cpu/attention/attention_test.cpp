@@ -119,8 +119,8 @@ TEST(AttentionKernel, KeyMaskIncludingAFullyMaskedBatch) {
 
 // Value heads of one to five vectors (the kernel holds up to four in registers and keeps more keys
 // in flight when a head is narrow), key counts that leave a remainder, and Inf and NaN in the
-// value rows of masked keys: those keys add nothing.
-TEST(AttentionKernel, ValueHeadsOfEveryWidthIgnoreNonFiniteMaskedValues) {
+// key and value rows of masked keys: those keys add nothing.
+TEST(AttentionKernel, ValueHeadsOfEveryWidthIgnoreNonFiniteMaskedKeys) {
   for (Isa isa : vector_isas())
     for (int64_t dh : {lanes(isa), 2 * lanes(isa), 3 * lanes(isa), 4 * lanes(isa), 5 * lanes(isa) + 1})
       for (bool causal : {false, true}) {
@@ -133,8 +133,9 @@ TEST(AttentionKernel, ValueHeadsOfEveryWidthIgnoreNonFiniteMaskedValues) {
           for (int64_t j = 0; j < c.sk; ++j)
             if (t[3].data[b * c.sk + j] < 0.5f)
               for (int64_t d = 0; d < e; ++d, ++poisoned)
-                t[2].data[(b * c.sk + j) * e + d] =
-                    d % 2 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+                for (size_t x : {size_t{1}, size_t{2}})  // k and v
+                  t[x].data[(b * c.sk + j) * e + d] =
+                      (d + x) % 2 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
         ASSERT_GT(poisoned, c.sk * e);  // batch 1 whole, and some keys of the others
         const auto got = actual(isa, c, t);
         for (float x : got) ASSERT_TRUE(std::isfinite(x));
