@@ -249,13 +249,13 @@ class AttentionKernel final : public Kernel {
   }
 
   // acc[:, d0 .. d0 + U W) = acc * corr + sum_j p_j v_j over the keys of the tile each of the R
-  // queries sees (the first visible[r]; every key but the causally hidden ones): U vectors of the head dim held in registers across the keys, each value row
-  // loaded once for the R queries. A narrow head (U < kScoreBatches) keeps L keys in flight, each
-  // with its own sums, added at the end: R x U sums alone are too few chains to cover the FMA
-  // latency (4 queries x one 16-wide vector: 4 chains where two FMA ports need 8). A dropped key
-  // (masked) adds nothing, even if its v is Inf or NaN: its staged value row is zero and its p 0.
-  // A key a query does not see (causal: the tile on the diagonal) is left out of that query's sum,
-  // not multiplied by p = 0, which an Inf or NaN value would turn into NaN.
+  // queries sees (its first visible[r]): U vectors of the head dim held in registers across the
+  // keys, each value row loaded once for the R queries. A narrow head (U < kScoreBatches) keeps L
+  // keys in flight, each with its own sums, added at the end: R x U sums alone are too few chains
+  // to cover the FMA latency (4 queries x one 16-wide vector: 4 chains where two FMA ports need 8).
+  // A masked key adds nothing, even if its rows hold Inf or NaN: they were staged as zeros. A key
+  // a query does not see (causal: the tile on the diagonal) is left out of that query's sum, not
+  // multiplied by p = 0, which an Inf or NaN value would turn into NaN.
   template <int R, int U>
   void accumulate(int64_t r0, const int64_t* visible, int64_t d0, const float* corr, Scratch& sc) const {
     constexpr int L = kScoreBatches / U;

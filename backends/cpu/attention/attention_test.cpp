@@ -156,7 +156,8 @@ TEST(AttentionKernel, CausalQueriesIgnoreNonFiniteValuesOfKeysTheyDoNotSee) {
         auto t = inputs_for(c);
         const int64_t e = c.heads * c.dh;
         for (int64_t d = 0; d < e; ++d)
-          t[2].data[bad * e + d] = d % 2 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+          t[2].data[bad * e + d] =
+              d % 2 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
         const auto got = actual(isa, c, t);
         const auto want = expected(c, t);
         const std::vector<float> got_before(got.begin(), got.begin() + bad * e);
