@@ -39,7 +39,7 @@ import * as ort from 'onnxruntime-node';
 
 import { readModel, inputShapes } from '../wasm/lib/model.mjs';
 import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
-import { capacityReport, machineCapacity } from '../wasm/lib/capacity.mjs';
+import { capacityReport, lineRoundTrip, machineCapacity } from '../wasm/lib/capacity.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/harness.mjs';
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
@@ -130,7 +130,8 @@ out(`  rungs  ${results.environment.rungs}\n  ort    ${results.environment.ort}`
 // at the end.
 const maxThreads = Math.max(...opt.threads);
 const capacityBefore = maxThreads > 1 ? await machineCapacity(maxThreads) : null;
-if (maxThreads > 1) out(`  cores  ${maxThreads} threads ran a busy loop at ${capacityBefore.toFixed(2)}x one thread's rate (worker_threads, no engine; measured again at the end)`);
+const tripBefore = maxThreads > 1 ? await lineRoundTrip() : null;
+if (maxThreads > 1) out(`  cores  ${maxThreads} threads ran a busy loop at ${capacityBefore.toFixed(2)}x one thread's rate; a cache line went between two threads and back in ${Math.round(tripBefore)} ns (worker_threads, no engine; measured again at the end)`);
 for (const n of skippedNotes) {
   results.notes.push(n);
   out(`  note: ${n}`);
@@ -427,7 +428,7 @@ try {
 }
 out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
 if (maxThreads > 1) {
-  const c = capacityReport(maxThreads, capacityBefore, await machineCapacity(maxThreads));
+  const c = capacityReport(maxThreads, capacityBefore, await machineCapacity(maxThreads), { before: tripBefore, after: await lineRoundTrip() });
   results.environment.capacity = c.values;
   out(`  cores  ${c.line}`);
   if (c.warning) {

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { capacityReport, machineCapacity } from './lib/capacity.mjs';
+import { capacityReport, lineRoundTrip, machineCapacity } from './lib/capacity.mjs';
 import { parseOptions } from './lib/harness.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
 import { waitForQuiet } from './lib/timing.mjs';
@@ -264,8 +264,10 @@ async function inChromium({ html, isolated = true, query = '', extra = () => nul
 async function main() {
   // What the machine gives N threads (lib/capacity.mjs, in Node: the same cores), before and after.
   const before = await machineCapacity(opt.threads);
+  const tripBefore = opt.threads > 1 ? await lineRoundTrip() : null;
   const r = await inChromium({ html: page });
-  const capacity = capacityReport(opt.threads, before, await machineCapacity(opt.threads));
+  const capacity = capacityReport(opt.threads, before, await machineCapacity(opt.threads),
+    { before: tripBefore, after: opt.threads > 1 ? await lineRoundTrip() : null });
   if (r.failure) throw new Error(r.failure);
   console.log(`rungs in headless Chromium (${r.variant} variant, up to ${r.maxThreads} threads, crossOriginIsolated ${r.isolated}); medians of ${opt.reps}`);
   console.log(`  wasm compiled by V8's optimizing tier at instantiation (--js-flags=--no-wasm-dynamic-tiering); Chromium ` +

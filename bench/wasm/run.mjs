@@ -35,7 +35,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { capacityReport, machineCapacity } from './lib/capacity.mjs';
+import { capacityReport, lineRoundTrip, machineCapacity } from './lib/capacity.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from './lib/harness.mjs';
 import { readModel } from './lib/model.mjs';
 import * as onnxFiles from './lib/onnx-files.mjs';
@@ -198,7 +198,8 @@ for (const k of ['rungs', 'tfjs', 'ort']) out(`  ${k.padEnd(5)}  ${results.envir
 }
 // What the machine gives T threads now, with no engine running (lib/capacity.mjs); again at the end.
 const capacityBefore = T > 1 ? await machineCapacity(T) : null;
-if (T > 1) out(`  cores  ${T} threads ran a busy loop at ${capacityBefore.toFixed(2)}x one thread's rate (worker_threads, no engine; measured again at the end)`);
+const tripBefore = T > 1 ? await lineRoundTrip() : null;
+if (T > 1) out(`  cores  ${T} threads ran a busy loop at ${capacityBefore.toFixed(2)}x one thread's rate; a cache line went between two threads and back in ${Math.round(tripBefore)} ns (worker_threads, no engine; measured again at the end)`);
 if (rungs)
   for (const [part, apis] of Object.entries(rungs.missing))
     if (apis.length) {
@@ -714,7 +715,7 @@ try {
 results.environment.loadAverageAtEnd = os.loadavg()[0];
 out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
 if (T > 1) {
-  const c = capacityReport(T, capacityBefore, await machineCapacity(T));
+  const c = capacityReport(T, capacityBefore, await machineCapacity(T), { before: tripBefore, after: await lineRoundTrip() });
   results.environment.capacity = c.values;
   out(`  cores  ${c.line}`);
   if (c.warning) results.notes.push(c.warning);

@@ -4,6 +4,14 @@
 // host's cores, two threads got anything from 1.0x to 2.0x one thread's rate depending on the
 // minute (docs/results-threads.md); a benchmark's N-thread rows measured in a 1.0x
 // minute say nothing about the code. The benchmarks print this before and after their timings.
+//
+// The busy loop touches no memory another thread touches, so it cannot see the other way the same
+// VM changed from minute to minute: how long data one core wrote took to reach the other. With the
+// busy loop at 2.0x throughout, a cache line went from one thread to the other and back in
+// 170-250 ns in some minutes and 430-540 ns in others; in the slow minutes every kernel of a graph
+// split over two threads ran about 20% slower than the same rows on one thread alone (two
+// processes running one thread each lost 2%), and the bundled encoder at 256 tokens ran 1.55x-1.6x
+// faster on two threads than on one, against 1.9x in the fast minutes. lineRoundTrip measures it.
 import { Worker } from 'node:worker_threads';
 
 import { median } from './timing.mjs';
@@ -61,14 +69,72 @@ export async function machineCapacity(threads, { ms = 50, rounds = 5 } = {}) {
   }
 }
 
-/** The line the benchmarks print, and a warning when the machine gave less than 90% of `threads`. */
-export function capacityReport(threads, before, after) {
+// Two workers take turns on one Int32 of a SharedArrayBuffer: each spins on Atomics.load until the
+// other has written its number, then writes the next. Posts the mean ns of a round trip.
+const PING_PONG = `
+const { parentPort, workerData: { sab, trips, first } } = require('node:worker_threads');
+const a = new Int32Array(sab);
+parentPort.postMessage('ready');
+while (Atomics.load(a, 1) === 0);
+const t0 = performance.now();
+for (let i = 0; i < trips; ++i) {
+  if (first) {
+    Atomics.store(a, 0, 2 * i + 1);
+    while (Atomics.load(a, 0) !== 2 * i + 2);
+  } else {
+    while (Atomics.load(a, 0) !== 2 * i + 1);
+    Atomics.store(a, 0, 2 * i + 2);
+  }
+}
+parentPort.postMessage(((performance.now() - t0) * 1e6) / trips);`;
+
+/** Above this many ns a round trip (lineRoundTrip), capacityReport warns. */
+export const SLOW_ROUND_TRIP_NS = 350;
+
+/**
+ * Nanoseconds for a cache line to go from one thread to another and back (two worker threads
+ * taking turns on one SharedArrayBuffer word; the median of `rounds` runs of `trips` round trips).
+ */
+export async function lineRoundTrip({ trips = 100_000, rounds = 5 } = {}) {
+  const once = async () => {
+    const sab = new SharedArrayBuffer(64);
+    const workers = [true, false].map((first) => new Worker(PING_PONG, { eval: true, workerData: { sab, trips, first } }));
+    try {
+      const next = () => Promise.all(workers.map((w) => new Promise((res, rej) => {
+        w.once('message', res);
+        w.once('error', rej);
+      })));
+      await next();  // both spin on the start word
+      const done = next();
+      Atomics.store(new Int32Array(sab), 1, 1);
+      return (await done)[0];
+    } finally {
+      await Promise.all(workers.map((w) => w.terminate()));
+    }
+  };
+  const ns = [];
+  for (let r = 0; r < rounds; ++r) ns.push(await once());
+  return median(ns);
+}
+
+/**
+ * The line the benchmarks print, and a warning when the machine gave less than 90% of `threads`
+ * or (given lineRoundTrip's ns before and after) moved data between threads slowly.
+ */
+export function capacityReport(threads, before, after, trips = { before: null, after: null }) {
   const fmt = (x) => (x == null ? '-' : `${x.toFixed(2)}x`);
-  const line = `${threads} threads ran a busy loop (worker_threads, no engine) at ${fmt(before)} one thread's rate before the timings, ${fmt(after)} after`;
+  const ns = (x) => (x == null ? '-' : `${Math.round(x)} ns`);
+  const timed = trips.before != null || trips.after != null;
+  const line = `${threads} threads ran a busy loop (worker_threads, no engine) at ${fmt(before)} one thread's rate before the timings, ${fmt(after)} after` +
+    (timed ? `; a cache line went from one thread to another and back in ${ns(trips.before)} / ${ns(trips.after)}` : '');
   const low = [before, after].some((x) => x != null && x < 0.9 * threads);
+  const slow = [trips.before, trips.after].some((x) => x != null && x > SLOW_ROUND_TRIP_NS);
+  const warnings = [];
+  if (low) warnings.push(`the machine did not give ${threads} threads ${threads} cores' worth during this run (${fmt(before)} / ${fmt(after)})`);
+  if (slow) warnings.push(`data moved slowly between the cores during this run (a cache line's round trip ${ns(trips.before)} / ${ns(trips.after)}, above ${SLOW_ROUND_TRIP_NS} ns), which costs every graph split over threads`);
   return {
-    values: { threads, before, after },
+    values: { threads, before, after, ...(timed ? { roundTripNs: { before: trips.before, after: trips.after } } : {}) },
     line,
-    warning: low ? `the machine did not give ${threads} threads ${threads} cores' worth during this run (${fmt(before)} / ${fmt(after)}): its ${threads}-thread rows measure the machine, not the code; run again` : null,
+    warning: warnings.length ? `${warnings.join('; ')}: its ${threads}-thread rows measure the machine, not the code; run again` : null,
   };
 }

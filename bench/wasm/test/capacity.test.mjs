@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { capacityFrom, capacityReport, machineCapacity } from '../lib/capacity.mjs';
+import { SLOW_ROUND_TRIP_NS, capacityFrom, capacityReport, lineRoundTrip, machineCapacity } from '../lib/capacity.mjs';
 
 test('capacityFrom: N when N threads take as long as one, 1 when they take turns', () => {
   assert.equal(capacityFrom(2, 50, 50), 2);
@@ -33,4 +33,23 @@ test('machineCapacity measures a ratio between the threads taking turns and all 
   assert.ok(Number.isFinite(c) && c > 0, `capacity ${c}`);
   const one = await machineCapacity(1, { ms: 10, rounds: 3 });
   assert.ok(Number.isFinite(one) && one > 0, `capacity of one thread ${one}`);
+});
+
+test('capacityReport with round trips: prints both, warns above SLOW_ROUND_TRIP_NS before or after, and only then', () => {
+  const fast = capacityReport(2, 1.99, 2.0, { before: 180.4, after: 240 });
+  assert.equal(fast.warning, null);
+  assert.match(fast.line, /1\.99x .* 2\.00x after; a cache line went from one thread to another and back in 180 ns \/ 240 ns$/);
+  assert.deepEqual(fast.values, { threads: 2, before: 1.99, after: 2.0, roundTripNs: { before: 180.4, after: 240 } });
+  const slow = capacityReport(2, 1.99, 2.0, { before: 200, after: SLOW_ROUND_TRIP_NS + 1 });
+  assert.match(slow.warning, /^data moved slowly between the cores during this run \(a cache line's round trip 200 ns \/ 351 ns, above 350 ns\).*measure the machine, not the code; run again$/);
+  const both = capacityReport(2, 1.2, 2.0, { before: 500, after: null });
+  assert.match(both.warning, /did not give 2 threads 2 cores' worth .*; data moved slowly .*500 ns \/ -/);
+  // Without round trips the line and values are as before.
+  assert.equal(capacityReport(2, 1.95, 1.81).line.includes('cache line'), false);
+});
+
+test('lineRoundTrip measures a positive time for two threads taking turns on one word', async () => {
+  // Not a speed assertion (a loaded machine puts it anywhere): the workers start, alternate, end.
+  const ns = await lineRoundTrip({ trips: 2000, rounds: 3 });
+  assert.ok(Number.isFinite(ns) && ns > 0, `round trip ${ns}`);
 });
