@@ -8,7 +8,7 @@
 // The busy loop touches no memory another thread touches, so it cannot see the other way the same
 // VM changed from minute to minute: how long data one core wrote took to reach the other. With the
 // busy loop at 2.0x throughout, a cache line went from one thread to the other and back in
-// 170-250 ns in some minutes and 430-540 ns in others; in the slow minutes every kernel of a graph
+// 170-250 ns in some minutes and 430-550 ns in others; in the slow minutes every kernel of a graph
 // split over two threads ran about 20% slower than the same rows on one thread alone (two
 // processes running one thread each lost 2%), and the bundled encoder at 256 tokens ran 1.55x-1.6x
 // faster on two threads than on one, against 1.9x in the fast minutes. lineRoundTrip measures it.
@@ -69,36 +69,43 @@ export async function machineCapacity(threads, { ms = 50, rounds = 5 } = {}) {
   }
 }
 
-// Two workers take turns on one Int32 of a SharedArrayBuffer: each spins on Atomics.load until the
-// other has written its number, then writes the next. Posts the mean ns of a round trip.
+// Two workers take turns on word 0 of a SharedArrayBuffer: each spins on Atomics.load until the
+// other has written its number, then writes the next. The first stops after `trips` round trips or
+// `ms` milliseconds, whichever comes first (on a machine whose two threads share one core a round
+// trip takes a scheduler time slice), writes -1 for the other and posts the mean ns of a round trip.
 const PING_PONG = `
-const { parentPort, workerData: { sab, trips, first } } = require('node:worker_threads');
+const { parentPort, workerData: { sab, trips, ms, first } } = require('node:worker_threads');
 const a = new Int32Array(sab);
 parentPort.postMessage('ready');
 while (Atomics.load(a, 1) === 0);
 const t0 = performance.now();
-for (let i = 0; i < trips; ++i) {
-  if (first) {
-    Atomics.store(a, 0, 2 * i + 1);
-    while (Atomics.load(a, 0) !== 2 * i + 2);
-  } else {
-    while (Atomics.load(a, 0) !== 2 * i + 1);
-    Atomics.store(a, 0, 2 * i + 2);
+let done = 0;
+if (first) {
+  while (done < trips && (done % 1024 !== 0 || performance.now() - t0 < ms)) {
+    Atomics.store(a, 0, 2 * done + 1);
+    while (Atomics.load(a, 0) !== 2 * done + 2);
+    ++done;
   }
-}
-parentPort.postMessage(((performance.now() - t0) * 1e6) / trips);`;
+  Atomics.store(a, 0, -1);
+  parentPort.postMessage(((performance.now() - t0) * 1e6) / done);
+} else {
+  for (let v; (v = Atomics.load(a, 0)) !== -1;)
+    if (v % 2 === 1) Atomics.store(a, 0, v + 1);
+  parentPort.postMessage(0);
+}`;
 
 /** Above this many ns a round trip (lineRoundTrip), capacityReport warns. */
 export const SLOW_ROUND_TRIP_NS = 350;
 
 /**
  * Nanoseconds for a cache line to go from one thread to another and back (two worker threads
- * taking turns on one SharedArrayBuffer word; the median of `rounds` runs of `trips` round trips).
+ * taking turns on one SharedArrayBuffer word; the median of `rounds` runs of `trips` round trips,
+ * each cut short after about `ms` milliseconds).
  */
-export async function lineRoundTrip({ trips = 100_000, rounds = 5 } = {}) {
+export async function lineRoundTrip({ trips = 100_000, rounds = 5, ms = 200 } = {}) {
   const once = async () => {
     const sab = new SharedArrayBuffer(64);
-    const workers = [true, false].map((first) => new Worker(PING_PONG, { eval: true, workerData: { sab, trips, first } }));
+    const workers = [true, false].map((first) => new Worker(PING_PONG, { eval: true, workerData: { sab, trips, ms, first } }));
     try {
       const next = () => Promise.all(workers.map((w) => new Promise((res, rej) => {
         w.once('message', res);

@@ -53,3 +53,10 @@ test('lineRoundTrip measures a positive time for two threads taking turns on one
   const ns = await lineRoundTrip({ trips: 2000, rounds: 3 });
   assert.ok(Number.isFinite(ns) && ns > 0, `round trip ${ns}`);
 });
+
+test('lineRoundTrip stops after about `ms` when the trips would take longer', { timeout: 30_000 }, async () => {
+  // A billion round trips take minutes on any machine; the 20 ms cap ends each run (the test's
+  // timeout fails it instead of letting it hang if the cap did not work).
+  const ns = await lineRoundTrip({ trips: 1e9, rounds: 1, ms: 20 });
+  assert.ok(Number.isFinite(ns) && ns > 0, `round trip ${ns}`);
+});
