@@ -39,7 +39,7 @@ import * as ort from 'onnxruntime-node';
 
 import { readModel, inputShapes } from '../wasm/lib/model.mjs';
 import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
-import { capacityReport, lineRoundTrip, machineCapacity } from '../wasm/lib/capacity.mjs';
+import { capacityReport, capacityStartLine, lineRoundTrip, machineCapacity } from '../wasm/lib/capacity.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/harness.mjs';
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
@@ -131,7 +131,7 @@ out(`  rungs  ${results.environment.rungs}\n  ort    ${results.environment.ort}`
 const maxThreads = Math.max(...opt.threads);
 const capacityBefore = maxThreads > 1 ? await machineCapacity(maxThreads) : null;
 const tripBefore = maxThreads > 1 ? await lineRoundTrip() : null;
-if (maxThreads > 1) out(`  cores  ${maxThreads} threads ran a busy loop at ${capacityBefore.toFixed(2)}x one thread's rate; a cache line went between two threads and back in ${Math.round(tripBefore)} ns (worker_threads, no engine; measured again at the end)`);
+if (maxThreads > 1) out(`  cores  ${capacityStartLine(maxThreads, capacityBefore, tripBefore)}`);
 for (const n of skippedNotes) {
   results.notes.push(n);
   out(`  note: ${n}`);

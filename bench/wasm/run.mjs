@@ -35,7 +35,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { capacityReport, lineRoundTrip, machineCapacity } from './lib/capacity.mjs';
+import { capacityReport, capacityStartLine, lineRoundTrip, machineCapacity } from './lib/capacity.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from './lib/harness.mjs';
 import { readModel } from './lib/model.mjs';
 import * as onnxFiles from './lib/onnx-files.mjs';
@@ -199,7 +199,7 @@ for (const k of ['rungs', 'tfjs', 'ort']) out(`  ${k.padEnd(5)}  ${results.envir
 // What the machine gives T threads now, with no engine running (lib/capacity.mjs); again at the end.
 const capacityBefore = T > 1 ? await machineCapacity(T) : null;
 const tripBefore = T > 1 ? await lineRoundTrip() : null;
-if (T > 1) out(`  cores  ${T} threads ran a busy loop at ${capacityBefore.toFixed(2)}x one thread's rate; a cache line went between two threads and back in ${Math.round(tripBefore)} ns (worker_threads, no engine; measured again at the end)`);
+if (T > 1) out(`  cores  ${capacityStartLine(T, capacityBefore, tripBefore)}`);
 if (rungs)
   for (const [part, apis] of Object.entries(rungs.missing))
     if (apis.length) {

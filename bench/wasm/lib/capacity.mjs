@@ -125,6 +125,15 @@ export async function lineRoundTrip({ trips = 100_000, rounds = 5, ms = 200 } = 
 }
 
 /**
+ * The `cores` line a benchmark prints before its timings (capacityReport's, at the end, has both
+ * measurements): `before` from machineCapacity, `tripNs` from lineRoundTrip.
+ */
+export function capacityStartLine(threads, before, tripNs) {
+  return `${threads} threads ran a busy loop at ${before.toFixed(2)}x one thread's rate; a cache line went between two ` +
+    `threads and back in ${Math.round(tripNs)} ns (worker_threads, no engine; measured again at the end)`;
+}
+
+/**
  * The line the benchmarks print, and a warning when the machine gave less than 90% of `threads`
  * or (given lineRoundTrip's ns before and after) moved data between threads slowly.
  */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { SLOW_ROUND_TRIP_NS, capacityFrom, capacityReport, lineRoundTrip, machineCapacity } from '../lib/capacity.mjs';
+import { SLOW_ROUND_TRIP_NS, capacityFrom, capacityReport, capacityStartLine, lineRoundTrip, machineCapacity } from '../lib/capacity.mjs';
 
 test('capacityFrom: N when N threads take as long as one, 1 when they take turns', () => {
   assert.equal(capacityFrom(2, 50, 50), 2);
@@ -46,6 +46,12 @@ test('capacityReport with round trips: prints both, warns above SLOW_ROUND_TRIP_
   assert.match(both.warning, /did not give 2 threads 2 cores' worth .*; data moved slowly .*500 ns \/ -/);
   // Without round trips the line and values are as before.
   assert.equal(capacityReport(2, 1.95, 1.81).line.includes('cache line'), false);
+});
+
+test('capacityStartLine: the busy-loop ratio and the round trip measured before the timings', () => {
+  assert.equal(capacityStartLine(2, 1.994, 183.6),
+    "2 threads ran a busy loop at 1.99x one thread's rate; a cache line went between two threads and back in 184 ns " +
+    '(worker_threads, no engine; measured again at the end)');
 });
 
 test('lineRoundTrip measures a positive time for two threads taking turns on one word', async () => {
