@@ -20,13 +20,16 @@ namespace rungs::backend::cpu {
 namespace attention_detail {
 
 constexpr int64_t kQueryBlock = kAttentionQueryBlock;  // queries sharing one transposed key tile
-constexpr int kScoreBatches = 4;      // key vectors whose scores one pass over the head dim makes
 constexpr int64_t kTileKeys = 64;     // keys per tile (AttentionKernel::kKeys)
 
 template <class A>
 class AttentionKernel final : public Kernel {
   using B = vfloat<A>;
   static constexpr int64_t W = B::size;
+  static constexpr bool kWasm = is_wasm_arch<A>();
+  // Key vectors whose scores one pass over the head dim makes (and head-dim vectors one pass of
+  // the value sums holds): see kGroup.
+  static constexpr int kScoreBatches = kWasm ? 2 : 4;
   // Keys per pass over the head dim: kScoreBatches vectors.
   static constexpr int64_t kPassKeys = kScoreBatches * W;
   // Keys per tile: the softmax's reductions, the rescaling of the output and the reload of its
@@ -39,8 +42,12 @@ class AttentionKernel final : public Kernel {
   static_assert(kKeys % kPassKeys == 0);
   // Queries computed together: their scores and outputs share every load of a key and value row.
   // 4 x 4 score accumulators (+ 4 key vectors and a broadcast) fit AVX-512's 32 registers; 2 x 4
-  // fit the 16 of AVX2, SSE and wasm.
-  static constexpr int kGroup = W >= 16 ? 4 : 2;
+  // fit the 16 of AVX2 and SSE. In wasm 2 queries x 4 vectors spilled (V8 keeps a register, and
+  // each product needs a temporary): 4 x 2, the shape of the wasm GEMM tile, took the bundled
+  // encoder's attention at 256 tokens from 1.80 to 1.13-1.15 ms a layer in Node (queries x vectors
+  // 1 x 4: 1.40, 2 x 2: 1.27, 3 x 2: 1.22-1.25, 8 x 1: 1.69). Natively on SSE4.2 4 x 2 was 3%
+  // slower (bench_attention, S=256): GCC's code does not spill.
+  static constexpr int kGroup = W >= 16 || kWasm ? 4 : 2;
   static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
  public:
@@ -241,9 +248,13 @@ class AttentionKernel final : public Kernel {
     for (int64_t d0 = 0; d0 < sc.dvp; d0 += kScoreBatches * W) {
       switch (std::min<int64_t>(kScoreBatches, (sc.dvp - d0) / W)) {
         case 1: accumulate<R, 1>(r0, visible, d0, corr, sc); break;
-        case 2: accumulate<R, 2>(r0, visible, d0, corr, sc); break;
-        case 3: accumulate<R, 3>(r0, visible, d0, corr, sc); break;
-        default: accumulate<R, 4>(r0, visible, d0, corr, sc); break;
+        case 2:
+          if constexpr (kScoreBatches >= 2) accumulate<R, 2>(r0, visible, d0, corr, sc);
+          break;
+        case 3:
+          if constexpr (kScoreBatches >= 3) accumulate<R, 3>(r0, visible, d0, corr, sc);
+          break;
+        default: accumulate<R, kScoreBatches>(r0, visible, d0, corr, sc); break;
       }
     }
   }

@@ -13,6 +13,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "backends/cpu/gemm/gemm.hpp"
+#include "backends/cpu/rows/arch.hpp"
 #include "backends/cpu/rows/vmath.hpp"
 
 namespace rungs::backend::cpu::gemm {
@@ -30,11 +31,7 @@ struct Gemm {
   // Node 20), 5 x 8 still spilled two (20-23), 4 x 8 leaves room and runs at 30-34.
   static constexpr int kNv = kW >= 16 ? 4 : 2;
   static constexpr int kNr = kNv * kW;
-#if XSIMD_WITH_WASM
-  static constexpr int kMr = std::is_same_v<Arch, xsimd::wasm> ? 4 : 6;
-#else
-  static constexpr int kMr = 6;
-#endif
+  static constexpr int kMr = is_wasm_arch<Arch>() ? 4 : 6;
   // With at most this many rows a tile spans two panels, so that a 1- or 2-row product still has
   // 2 * kNv (or more) independent FMA chains in flight.
   static constexpr int kWideRows = 2;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -38,6 +39,18 @@ constexpr const char* arch_label() {
   RUNGS_FOR_EACH_ISA(RUNGS_ARCH_LABEL_ONE)
 #undef RUNGS_ARCH_LABEL_ONE
   return Arch::name();
+}
+
+// WebAssembly's SIMD128, which V8 compiles to x64 with one of the 16 vector registers kept as its
+// scratch and no fused multiply-add (each product needs a temporary): register tiles sized for
+// the native ISAs spill there (gemm_impl.hpp, attention_kernel.hpp).
+template <class Arch>
+constexpr bool is_wasm_arch() {
+#if XSIMD_WITH_WASM
+  return std::is_same_v<Arch, xsimd::wasm>;
+#else
+  return false;
+#endif
 }
 
 }  // namespace rungs::backend::cpu
