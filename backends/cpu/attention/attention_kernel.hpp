@@ -27,9 +27,10 @@ class AttentionKernel final : public Kernel {
   using B = vfloat<A>;
   static constexpr int64_t W = B::size;
   static constexpr bool kWasm = is_wasm_arch<A>();
+  static constexpr bool kSse = W == 4 && !kWasm;
   // Key vectors whose scores one pass over the head dim makes (and head-dim vectors one pass of
   // the value sums holds): see kGroup.
-  static constexpr int kScoreBatches = kWasm ? 2 : 4;
+  static constexpr int kScoreBatches = W == 8 || kWasm ? 2 : 4;
   // Keys per pass over the head dim: kScoreBatches vectors.
   static constexpr int64_t kPassKeys = kScoreBatches * W;
   // Keys per tile: the softmax's reductions, the rescaling of the output and the reload of its
@@ -41,13 +42,15 @@ class AttentionKernel final : public Kernel {
   static constexpr int kPasses = static_cast<int>(kKeys / kPassKeys);
   static_assert(kKeys % kPassKeys == 0);
   // Queries computed together: their scores and outputs share every load of a key and value row.
-  // 4 x 4 score accumulators (+ 4 key vectors and a broadcast) fit AVX-512's 32 registers; 2 x 4
-  // fit the 16 of AVX2 and SSE. In wasm 2 queries x 4 vectors spilled (V8 keeps a register, and
-  // each product needs a temporary): 4 x 2, the shape of the wasm GEMM tile, took the bundled
-  // encoder's attention at 256 tokens from 1.80 to 1.13-1.15 ms a layer in Node (queries x vectors
-  // 1 x 4: 1.40, 2 x 2: 1.27, 3 x 2: 1.22-1.25, 8 x 1: 1.69). Natively on SSE4.2 4 x 2 was 3%
-  // slower (bench_attention, S=256): GCC's code does not spill.
-  static constexpr int kGroup = W >= 16 || kWasm ? 4 : 2;
+  // The register tile, queries x key vectors, as measured (bench_attention natively; in wasm the
+  // bundled encoder's attention at 256 tokens, CompiledGraph.profile in Node):
+  // - AVX-512: 4 x 4, 16 sums beside 4 key vectors and a broadcast in 32 registers (6 x 4 the same).
+  // - AVX2: 4 x 2 (S = 64 / 256: 57-58 / 65 GFLOP/s; 2 x 4 50 / 55, 3 x 4 58 / 65).
+  // - wasm: 4 x 2, the shape of its GEMM tile. 2 x 4 spilled in V8's code, which keeps one of the
+  //   16 registers and needs a temporary per product (no FMA): 1.80 -> 1.13-1.15 ms a layer
+  //   (1 x 4 1.40, 2 x 2 1.27, 3 x 2 1.22-1.25, 8 x 1 1.69).
+  // - SSE4.2: 2 x 4 (4 x 2 was 3% slower at S = 256).
+  static constexpr int kGroup = kSse ? 2 : 4;
   static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
  public:

@@ -87,8 +87,8 @@ void expect_matches(Isa isa, const Case& c, double rtol = 2e-5, double atol = 5e
 TEST(AttentionKernel, SequenceLengthsAroundTheKeyTile) {
   ASSERT_FALSE(vector_isas().empty());
   for (Isa isa : vector_isas()) {
-    // A pass over the head dim scores 4 vectors of keys (2 in wasm, 4 queries at a time); a tile
-    // holds 64 keys (one to eight passes).
+    // A pass over the head dim scores 4 vectors of keys (2 on AVX2 and in wasm, for 4 queries at a
+    // time); a tile holds 64 keys (one to eight passes).
     for (int64_t tile : {2 * lanes(isa), 4 * lanes(isa), int64_t{64}})
       for (int64_t s : tile_sizes(tile))
         for (bool causal : {false, true}) expect_matches(isa, {1, s, s, 2, 16, causal});
@@ -118,9 +118,9 @@ TEST(AttentionKernel, KeyMaskIncludingAFullyMaskedBatch) {
   }
 }
 
-// Value heads of one to five vectors (the kernel holds up to four in registers, two in wasm, and
-// keeps more keys in flight when a head is narrow), key counts that leave a remainder, and Inf and
-// NaN in the key and value rows of masked keys: those keys add nothing.
+// Value heads of one to five vectors (the kernel holds up to four in registers, two on AVX2 and in
+// wasm, and keeps more keys in flight when a head is narrow), key counts that leave a remainder,
+// and Inf and NaN in the key and value rows of masked keys: those keys add nothing.
 TEST(AttentionKernel, ValueHeadsOfEveryWidthIgnoreNonFiniteMaskedKeys) {
   for (Isa isa : vector_isas())
     for (int64_t dh : {lanes(isa), 2 * lanes(isa), 3 * lanes(isa), 4 * lanes(isa), 5 * lanes(isa) + 1})
