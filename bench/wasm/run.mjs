@@ -10,7 +10,8 @@
 //
 // 1. kernels (issue #4): square matmul 128/256/512 (B a fixed weight: rungs param, ORT
 //    initializer, kept tfjs tensor), the bundled mlp at 16/64/256 rows and the bundled encoder at
-//    256 tokens, GFLOP/s.
+//    256 tokens, GFLOP/s; the matmul rows also as a share of one thread's SIMD128 multiply-add loop
+//    timed before and after them (lib/simd-peak.mjs).
 // 2. trace (issue #6): the bundled 2,000-request trace through the bundled encoder: rungs'
 //    BucketedCompileCache under three schemes, tfjs-wasm and onnxruntime-web at exact shapes.
 // 4. text (issue #18, only with --only text, alone): Universal Sentence Encoder Lite over >= 2,000
@@ -42,6 +43,7 @@ import * as onnxFiles from './lib/onnx-files.mjs';
 import { modelGraph } from './lib/peers/ort-graphs.mjs';
 import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
+import { simd128Peak } from './lib/simd-peak.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
 import { median, sideBySide, stopwatch, waitForQuiet } from './lib/timing.mjs';
 
@@ -230,6 +232,11 @@ async function kernels() {
     ...[16, 64, 256].map((e) => ({ kind: 'mlp', n: e, label: `mlp rows=${e}`, flops: 2 * e * (64 * 256 + 256 * 64) })),
     { kind: 'encoder', n: 256, label: 'encoder tokens=256', flops: null },
   ];
+  // The matmul rows against the most SIMD128 multiply-add work one thread was seen to do here
+  // (lib/simd-peak.mjs), before and after the rows: whether a peer's rate leaves rungs room for a
+  // ratio, or only the instruction rate's ceiling does.
+  progress('SIMD128 multiply-add loop');
+  const peakBefore = await simd128Peak();
   for (const cs of caseList) {
     progress(cs.label);
     const m = cs.kind === 'encoder' ? enc : models.mlp;
@@ -295,6 +302,8 @@ async function kernels() {
     }
     rows.push(row);
   }
+  progress('SIMD128 multiply-add loop');
+  results.environment.simd128Peak = { before: peakBefore, after: await simd128Peak() };
   return rows;
 }
 
@@ -318,6 +327,19 @@ function printKernels(rows) {
       goal(`${r.case}: rungs ${T} threads >= 1.7x one thread`, r.wall.vsOneThread, null, (x) => x >= 1.7, ratio);
   }
   for (const r of rows.filter((x) => !x.into)) goal(`${r.case}: rungs >= 1.3x the faster peer`, r.wall.vsFasterPeer, r.cpu.vsFasterPeer, (x) => x >= 1.3, ratio);
+  const pk = results.environment.simd128Peak;
+  if (pk) {
+    const ref = Math.max(pk.before, pk.after);
+    const pct = (gf) => (gf == null ? '-' : `${((100 * gf) / T / ref).toFixed(0)}%`);
+    out(`  SIMD128 multiply-add loop, one thread (lib/simd-peak.mjs): ${fixed(pk.before)} GFLOP/s before the rows, ${fixed(pk.after)} after.` +
+      ` The matmul rows' rates${T > 1 ? ` per thread (/ ${T})` : ''} as a share of the higher:`);
+    for (const r of rows.filter((x) => x.kind === 'matmul')) {
+      const g = r.wall.gflops;
+      const peer = Math.max(g.tfjs ?? 0, g.ort ?? 0) || null;
+      out(`    ${r.case.padEnd(42)} rungs ${pct(g.rungs).padStart(4)}` + (r.into ? '' : `   tfjs ${pct(g.tfjs).padStart(4)}   ort ${pct(g.ort).padStart(4)}` +
+        `   1.3x the faster peer: ${pct(peer == null ? null : 1.3 * peer).padStart(4)}`));
+    }
+  }
 }
 
 // A goal judged on the wall clock (the figure asked for) and on CPU time (steadier on a loaded
