@@ -105,6 +105,23 @@ TEST(ThreadPool, PartsRunOnTheWorkersAtOnce) {
   EXPECT_EQ(pool.parts_run_by_workers() - before, 3u);
 }
 
+// The first part of every call is the caller's (a row segment's first rows stay on the core that
+// wrote them in the previous call); the workers, spinning and ready, take only the others.
+TEST(ThreadPool, TheCallerRunsTheFirstPart) {
+  RUNGS_SKIP_WITHOUT_THREADS();
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  int not_caller = 0;
+  for (int call = 0; call < 5000; ++call) {
+    std::atomic<bool> first_on_caller{false};
+    pool.parallel_for(3, 3, [&](int64_t b, int64_t) {
+      if (b == 0) first_on_caller = std::this_thread::get_id() == caller;
+    });
+    not_caller += first_on_caller.load() ? 0 : 1;
+  }
+  EXPECT_EQ(not_caller, 0) << "calls whose first part a worker ran";
+}
+
 TEST(ThreadPool, SleepingWorkersWakeForTheNextCall) {
   RUNGS_SKIP_WITHOUT_THREADS();
   ThreadPool pool(1);
