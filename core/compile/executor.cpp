@@ -135,15 +135,11 @@ Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, 
     output_names_.push_back(o.first);
     if (graph_.nodes[o.second].op == Op::Param) needs_raw_[o.second] = true;
   }
-  // Segments run split by rows on the CPU device with threads, when none of their kernels needs
-  // the run's one scratch buffer (the threads would share it).
-  auto uses_scratch = [&](const passes::RowSegment& s) {
-    for (uint32_t i = s.first; i <= s.last; ++i)
-      if (kernels_[i] && kernels_[i]->scratch_floats() > 0) return true;
-    return false;
-  };
+  // Segments run split by rows on the CPU device with threads (else everything, regional buffers
+  // too, runs unsplit: region 0 holds all rows). Every segment runs split whenever its rows allow,
+  // as the row regions assume: a kernel that needs scratch gets one per range of rows.
   if (device_ != Device::Cpu || threads_ <= 1) rows_.segments.clear();
-  std::erase_if(rows_.segments, uses_scratch);
+  scratch_parts_ = rows_.segments.empty() ? 1 : threads_;
 #if defined(__EMSCRIPTEN_PTHREADS__)
   if (threads_ > 1) pool_ = &backend::ThreadPool::shared();  // see ThreadPool::shared
 #else
@@ -236,12 +232,11 @@ std::unique_ptr<Executor::Workspace> Executor::acquire() const {
   }
   auto ws = std::make_unique<Workspace>();
   try {
-    ws->arena = AlignedBuffer(static_cast<size_t>(plan_.arena_floats));
-    ws->scratch = AlignedBuffer(scratch_floats_);
+    ws->arena = AlignedBuffer(static_cast<size_t>(plan_.workspace_floats(threads_)));
+    ws->scratch = AlignedBuffer(scratch_floats_ * static_cast<size_t>(scratch_parts_));
   } catch (const std::bad_alloc&) {
-    fail(ErrorCode::OutOfRange, "run: cannot allocate the workspace (arena " +
-                                    std::to_string(static_cast<size_t>(plan_.arena_floats) * sizeof(float)) +
-                                    " bytes + scratch " + std::to_string(scratch_floats_ * sizeof(float)) +
+    fail(ErrorCode::OutOfRange, "run: cannot allocate the workspace (arena " + std::to_string(arena_bytes()) +
+                                    " bytes + scratch " + std::to_string(scratch_floats_ * scratch_parts_ * sizeof(float)) +
                                     " bytes); compile with CompileOptions::max_arena_bytes to refuse such graphs early");
   }
   return ws;
@@ -274,14 +269,16 @@ void Executor::run_in_place(const InputFill& fill, const OutputTake& take, const
     ~Guard() { ex->release(std::move(ws)); }
   } guard{this, acquire()};
   float* arena = guard.ws->arena.data();
+  float* regions = arena + plan_.arena_floats;  // thread t's region at t * plan_.region_floats
 
+  // Where a node's values are; a regional buffer's in region 0 (all rows, unsplit).
   auto ptr = [&](uint32_t node) -> float* {
     uint32_t r = plan_.root[node];
     Op op = graph_.nodes[r].op;
     if (op == Op::Param)  // kernels never write params; null when a kernel keeps its own copy
       return param_data_[r] ? const_cast<float*>(param_data_[r]->data()) : nullptr;
     if (op == Op::Constant) return const_cast<float*>(leaf_data_[r].data());
-    return arena + plan_.offset[r];
+    return (plan_.regional(r) ? regions : arena) + plan_.offset[r];
   };
 
   for (size_t k = 0; k < input_nodes_.size(); ++k) {
@@ -301,7 +298,7 @@ void Executor::run_in_place(const InputFill& fill, const OutputTake& take, const
   for (uint32_t i = 0; i < graph_.nodes.size(); ++i) {
     while (seg < segments.size() && segments[seg].last < i) ++seg;
     if (ctx.threads > 1 && seg < segments.size() && segments[seg].first == i &&
-        run_segment(segments[seg], ctx, dims, node_ptr, node_ns)) {
+        run_segment(segments[seg], ctx, dims, node_ptr, regions, node_ns)) {
       for (; i <= segments[seg].last; ++i)
         if (kernels_[i]) computed += static_cast<uint64_t>(dims[i].numel());
       i = segments[seg].last;
@@ -339,7 +336,7 @@ void Executor::run_node(uint32_t i, const backend::RunContext& ctx, const RunDim
 }
 
 bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContext& ctx, const RunDims& dims,
-                           const NodePtr& ptr, std::vector<double>* node_ns) const {
+                           const NodePtr& ptr, float* regions, std::vector<double>* node_ns) const {
   // At least kMinRows rows a thread, and ranges on multiples of them: a GEMM's row tiles are 4
   // to 8 rows, and a range cut mid-tile computes a tile twice.
   constexpr int64_t kMinRows = 4;
@@ -348,8 +345,7 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
   const int parts = static_cast<int>(std::min<int64_t>(ctx.threads, rows / kMinRows));
   if (parts < 2) return false;
   const int64_t chunk = ((rows + parts - 1) / parts + kMinRows - 1) / kMinRows * kMinRows;
-  backend::RunContext one;  // each thread runs its rows alone
-  one.threads = 1;
+  const size_t scratch_floats = scratch_floats_;
   // Profiling: the first range's kernel times, and the segment's wall time (share_wall_time).
   std::vector<double> first_ns(node_ns ? s.last - s.first + 1 : 0, 0.0);
   const auto t_segment = node_ns ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
@@ -358,7 +354,11 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t r0 = std::min(rows, p * chunk), r1 = std::min(rows, r0 + chunk);
       if (r0 >= r1) continue;
-      // Rows [r0, r1) of a row-carrying node: its block of them, and its dims with r1 - r0 rows.
+      backend::RunContext one;  // each range runs alone, with its own scratch
+      one.threads = 1;
+      one.scratch = ctx.scratch + static_cast<size_t>(p) * scratch_floats;
+      // Rows [r0, r1) of a row-carrying node: its block of them (a regional buffer's in region p),
+      // and its dims with r1 - r0 rows.
       auto part = [&](uint32_t node, float* base, backend::Dims& d) -> float* {
         const int a = rows_.row_axis[node];
         d = dims[node];
@@ -366,6 +366,7 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
         int64_t inner = 1;
         for (int k = a + 1; k < d.rank; ++k) inner *= d[k];
         d.d[a] = r1 - r0;
+        if (base && plan_.regional(node)) base = regions + p * plan_.region_floats + plan_.offset[node];
         return base ? base + r0 * inner : nullptr;
       };
       for (uint32_t i = s.first; i <= s.last; ++i) {
@@ -414,7 +415,7 @@ std::vector<KernelReport> Executor::kernel_reports() const {
   return r;
 }
 
-size_t Executor::arena_bytes() const { return static_cast<size_t>(plan_.arena_floats) * sizeof(float); }
+size_t Executor::arena_bytes() const { return static_cast<size_t>(plan_.workspace_floats(threads_)) * sizeof(float); }
 size_t Executor::intermediate_bytes() const { return static_cast<size_t>(plan_.unshared_floats) * sizeof(float); }
 
 size_t Executor::param_bytes() const {

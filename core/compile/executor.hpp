@@ -123,7 +123,7 @@ class Executor {
   // Runs segment `s` with each thread of `ctx` on its own range of rows; false (and nothing ran)
   // when its rows are too few to split.
   bool run_segment(const passes::RowSegment& s, const backend::RunContext& ctx, const RunDims& dims,
-                   const NodePtr& ptr, std::vector<double>* node_ns) const;
+                   const NodePtr& ptr, float* regions, std::vector<double>* node_ns) const;
   void run_node(uint32_t i, const backend::RunContext& ctx, const RunDims& dims, const NodePtr& ptr,
                 std::vector<backend::TensorArg>& args, std::vector<double>* node_ns) const;
   void release(std::unique_ptr<Workspace> ws) const;
@@ -146,6 +146,7 @@ class Executor {
   int64_t product_count_ = 0;            // the products they hold (a product in parts: each part)
   passes::RowSegments rows_;             // segments that run split by rows (none: kernel by kernel)
   size_t scratch_floats_ = 0;
+  int scratch_parts_ = 1;                          // scratch buffers: one per range of rows
   std::shared_ptr<backend::ThreadPool> own_pool_;  // natively: the pool of graphs of this thread count
   backend::ThreadPool* pool_ = nullptr;            // own_pool_, or wasm's shared pool; null: serial
   mutable std::mutex pool_mu_;

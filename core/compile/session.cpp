@@ -70,10 +70,10 @@ CompiledGraph Session::compile(const Graph& graph, const CompileOptions& options
   // Row segments (row_segments.hpp): only where threads can split them.
   passes::RowSegments rows;
   if (device_ == Device::Cpu && threads > 1) rows = passes::find_row_segments(g);
-  passes::MemoryPlan memory = passes::plan_memory(g, rows.segments);
+  passes::MemoryPlan memory = passes::plan_memory(g, rows);
   // Refused here, before any kernel, constant copy, thread or arena exists. In 64 bits: a size_t
   // of 32 bits (wasm) would wrap a large arena into a small one.
-  const uint64_t arena_bytes = static_cast<uint64_t>(memory.arena_floats) * sizeof(float);
+  const uint64_t arena_bytes = static_cast<uint64_t>(memory.workspace_floats(threads)) * sizeof(float);
   if (arena_bytes > std::numeric_limits<size_t>::max() / 2)
     fail(ErrorCode::OutOfRange, "compile: the arena needs " + std::to_string(arena_bytes) +
                                     " bytes, more than this platform can address");

@@ -151,6 +151,86 @@ TEST(RowSegmentThreads, ThePlanKeepsASegmentsBuffersApart) {
   EXPECT_GT(reused, 0);
 }
 
+// The row regions: what only segments write and read, each thread its own rows, leaves the arena;
+// everything another kernel reads, and the graph's inputs and outputs, stays in it.
+TEST(RowSegmentThreads, RegionsHoldWhatOnlySegmentsTouch) {
+  const HirModule enc = rt::make_encoder(32, wide());
+  CompiledGraph c = compile(enc, 2);
+  if (c.report().threads < 2) GTEST_SKIP() << "one thread on this build";
+  Graph lowered = enc.lower();
+  ir::GraphImpl g = ir::impl_of(lowered);
+  CompileOptions o;
+  std::vector<PassReport> reports;
+  compile::run_pipeline(g, o, reports);
+  const passes::RowSegments rows = passes::find_row_segments(g);
+  ASSERT_FALSE(rows.segments.empty());
+  const passes::MemoryPlan shared = passes::plan_memory(g, rows.segments), regional = passes::plan_memory(g, rows);
+  EXPECT_TRUE(passes::plan_is_valid(g, regional));
+  std::vector<bool> in_segment(g.nodes.size(), false);
+  for (const passes::RowSegment& s : rows.segments)
+    for (uint32_t i = s.first; i <= s.last; ++i) in_segment[i] = true;
+  std::vector<uint32_t> in_regions;
+  for (uint32_t i = 0; i < g.nodes.size(); ++i)
+    if (regional.root[i] == i && regional.regional(i)) in_regions.push_back(i);
+  ASSERT_GE(in_regions.size(), 6u) << "each layer's norms, projections and residual sums";
+  for (uint32_t r : in_regions) {
+    EXPECT_TRUE(in_segment[r]) << "node " << r;
+    EXPECT_NE(g.nodes[r].op, ir::Op::Input);
+    for (const auto& out : g.outputs) EXPECT_NE(regional.root[out.second], r) << "an output in a region";
+    for (uint32_t i = 0; i < g.nodes.size(); ++i)
+      for (uint32_t src : g.nodes[i].in)
+        if (regional.root[src] == r && g.nodes[i].op != ir::Op::Reshape)
+          EXPECT_TRUE(in_segment[i]) << ir::op_name(g.nodes[i].op) << " (node " << i << ") reads regional node " << r;
+  }
+  // q, k and v (read by attention) stay in the arena.
+  int attention_inputs = 0;
+  for (const ir::Node& n : g.nodes)
+    if (n.op == ir::Op::Attention)
+      for (uint32_t src : n.in) attention_inputs += !regional.regional(src) && regional.floats[regional.root[src]] > 0;
+  EXPECT_GT(attention_inputs, 0);
+  // A region is one thread's, run in order: its buffers reuse bytes by plain liveness, which the
+  // segments' rule (all of a segment's buffers apart) would not allow.
+  int shared_bytes = 0;
+  for (size_t a = 0; a < in_regions.size(); ++a)
+    for (size_t b = a + 1; b < in_regions.size(); ++b) {
+      const uint32_t x = in_regions[a], y = in_regions[b];
+      shared_bytes += regional.offset[x] < regional.offset[y] + regional.floats[y] &&
+                      regional.offset[y] < regional.offset[x] + regional.floats[x];
+    }
+  EXPECT_GT(shared_bytes, 0);
+  EXPECT_GT(regional.region_floats, 0);
+  EXPECT_LT(regional.arena_floats, shared.arena_floats);
+  // The report counts the arena and one region a thread.
+  EXPECT_EQ(c.report().arena_bytes, static_cast<size_t>(regional.arena_floats + 2 * regional.region_floats) * sizeof(float));
+  // One thread: no regions.
+  EXPECT_EQ(compile(enc, 1).report().arena_bytes, static_cast<size_t>(passes::plan_memory(g).arena_floats) * sizeof(float));
+}
+
+// A product whose B is computed (no rows) needs scratch for its packed B: each range of rows gets
+// its own, so the segment still runs split, and computes what one thread does.
+TEST(RowSegmentThreads, AProductThatNeedsScratchStillSplits) {
+  Graph g;
+  Value x = g.input("x", {64, 256});
+  Value b = g.relu(g.param("w", {256, 256}));  // an activation without rows: B is not packed once
+  g.output("y", g.exp(g.neg(g.abs(g.matmul(x, b)))));
+  auto build = [&](int threads) {
+    CompileOptions o;
+    o.threads = threads;
+    CompiledGraph c = Session(Device::Cpu).compile(g, o);
+    c.set_param("w", rungs::testing::random_vector(256 * 256, 7, -0.0625f, 0.0625f));
+    return c;
+  };
+  CompiledGraph one = build(1), two = build(2);
+  if (two.report().threads < 2) GTEST_SKIP() << "one thread on this build";
+  int split_products = 0;
+  for (const KernelReport& k : two.report().kernels) split_products += k.op == "matmul" && k.row_segment >= 0;
+  EXPECT_EQ(split_products, 1) << two.report().to_text();
+  const std::vector<float> xs = rungs::testing::random_vector(64 * 256, 8);
+  const std::vector<NamedInput> in = {{"x", xs}};
+  const auto want = one.run(in);
+  for (int round = 0; round < 3; ++round) EXPECT_EQ(two.run(in)[0], want[0]) << "round " << round;
+}
+
 TEST(RowSegmentThreads, SplitRunsMatchOneThreadAtEveryRowCount) {
   const int64_t E = 64;
   const HirModule enc = rt::make_encoder(E, wide());

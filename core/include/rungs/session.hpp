@@ -89,7 +89,8 @@ struct CompileReport {
   int threads = 1;
   std::vector<PassReport> passes;
   std::vector<KernelReport> kernels;
-  size_t arena_bytes = 0;         // the planned arena (buffers reused by liveness)
+  size_t arena_bytes = 0;         // the planned workspace: the arena (buffers reused by liveness)
+                                  // and, split by rows on threads, each thread's row region
   size_t intermediate_bytes = 0;  // what the same buffers would take without reuse
   size_t param_bytes = 0;         // params as stored (packed, in the policy's format)
   double compile_ms = 0;
