@@ -37,6 +37,16 @@ CompiledGraph compile(const HirModule& m, int threads, Device device = Device::C
   return c;
 }
 
+// The IR a compile of `m` plans (lowered, then the pass pipeline with default options).
+ir::GraphImpl compiled_ir(const HirModule& m) {
+  Graph lowered = m.lower();
+  ir::GraphImpl g = ir::impl_of(lowered);
+  CompileOptions o;
+  std::vector<PassReport> reports;
+  compile::run_pipeline(g, o, reports);
+  return g;
+}
+
 // Kernels per segment, from the report.
 std::vector<int> segment_sizes(const CompileReport& r) {
   std::vector<int> sizes;
@@ -117,11 +127,7 @@ TEST(RowSegmentThreads, ThePlanKeepsASegmentsBuffersApart) {
   CompiledGraph c = compile(enc, 2);
   if (c.report().threads < 2) GTEST_SKIP() << "one thread on this build";
   // The compiled graph's IR, planned again with and without its segments.
-  Graph lowered = enc.lower();
-  ir::GraphImpl g = ir::impl_of(lowered);
-  CompileOptions o;
-  std::vector<PassReport> reports;
-  compile::run_pipeline(g, o, reports);
+  const ir::GraphImpl g = compiled_ir(enc);
   const passes::RowSegments rows = passes::find_row_segments(g);
   ASSERT_FALSE(rows.segments.empty());
   const passes::MemoryPlan plain = passes::plan_memory(g), split = passes::plan_memory(g, rows.segments);
@@ -157,11 +163,7 @@ TEST(RowSegmentThreads, RegionsHoldWhatOnlySegmentsTouch) {
   const HirModule enc = rt::make_encoder(32, wide());
   CompiledGraph c = compile(enc, 2);
   if (c.report().threads < 2) GTEST_SKIP() << "one thread on this build";
-  Graph lowered = enc.lower();
-  ir::GraphImpl g = ir::impl_of(lowered);
-  CompileOptions o;
-  std::vector<PassReport> reports;
-  compile::run_pipeline(g, o, reports);
+  const ir::GraphImpl g = compiled_ir(enc);
   const passes::RowSegments rows = passes::find_row_segments(g);
   ASSERT_FALSE(rows.segments.empty());
   const passes::MemoryPlan shared = passes::plan_memory(g, rows.segments), regional = passes::plan_memory(g, rows);
