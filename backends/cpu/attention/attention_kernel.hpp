@@ -67,7 +67,7 @@ class AttentionKernel final : public Kernel {
     const int64_t qblocks = (sq + kQueryBlock - 1) / kQueryBlock;
     const int64_t tasks = batch * p_.heads * qblocks;
     ctx.parallel_for(tasks, attention_task_grain(sq, sk, dh), [&](int64_t t0, int64_t t1) {
-      Scratch sc(dh, dv);
+      Scratch sc(dh, dv, std::min(sq, kQueryBlock));
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t qb = t % qblocks, bh = t / qblocks;
         query_block(in, lay, out, bh / p_.heads, bh % p_.heads, qb * kQueryBlock,
@@ -92,16 +92,18 @@ class AttentionKernel final : public Kernel {
     return {pk ? pk : qs, pk ? vs - 2 * pk : vs, qs, ks, vs, pk, 2 * pk};
   }
 
-  // Per-thread buffers for one query block: one allocation, each buffer on cache lines of its own
-  // (line_buffer.hpp: the two threads' m, l and acc once shared lines in wasm's one heap).
+  // Per-thread buffers for one query block of at most `rows` queries: one allocation, each buffer
+  // on cache lines of its own (line_buffer.hpp: the two threads' m, l and acc once shared lines in
+  // wasm's one heap). Not zeroed: query_block writes every value before it reads it.
   struct Scratch {
     int64_t dh;        // head dim of q and k
     int64_t dv, dvp;   // head dim of v (and the output), rounded up to W
     LineBuffer<float> lines;
     std::span<float> kt, vt, bias, score, qs, m, l, acc;
-    Scratch(int64_t d, int64_t dvalue)
-        : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W), lines(total(sizes(d, dvp))) {
-      const auto n = sizes(d, dvp);
+    Scratch(int64_t d, int64_t dvalue, int64_t rows)
+        : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W),
+          lines(total(sizes(d, dvp, rows)), LineBuffer<float>::Uninitialized{}) {
+      const auto n = sizes(d, dvp, rows);
       std::span<float>* parts[] = {&kt, &vt, &bias, &score, &qs, &m, &l, &acc};
       float* p = lines.data();
       for (size_t i = 0; i < n.size(); ++i) {
@@ -109,9 +111,10 @@ class AttentionKernel final : public Kernel {
         p += LineBuffer<float>::whole_lines(n[i]);
       }
     }
-    static std::array<size_t, 8> sizes(int64_t d, int64_t dvp) {
+    static std::array<size_t, 8> sizes(int64_t d, int64_t dvp, int64_t rows) {
+      const auto q = static_cast<size_t>(rows);
       return {static_cast<size_t>(d * kKeys), static_cast<size_t>(kKeys * dvp), kKeys, kGroup * kKeys,
-              static_cast<size_t>(kQueryBlock * d), kQueryBlock, kQueryBlock, static_cast<size_t>(kQueryBlock * dvp)};
+              q * static_cast<size_t>(d), q, q, q * static_cast<size_t>(dvp)};
     }
     static size_t total(const std::array<size_t, 8>& n) {
       size_t t = 0;
@@ -141,11 +144,11 @@ class AttentionKernel final : public Kernel {
     std::fill(sc.acc.begin(), sc.acc.end(), 0.f);
     for (int64_t k0 = 0; k0 < key_end; k0 += kKeys) {
       const int64_t kb = std::min(kKeys, key_end - k0);
-      // The key tile, transposed to [dh, kKeys]; missing keys up to the end of the last pass that
-      // has keys are zero and their bias -inf (passes past it are skipped). The tile's value rows,
+      // The key tile, transposed to [dh, kKeys]; missing keys up to the end of the last key vector
+      // that has keys are zero and their bias -inf (vectors past it are skipped). The tile's value rows,
       // copied to [kKeys, dvp] (zero past dv): the products read them contiguously, not ks and vs
       // apart in the source (a packed q|k|v puts a 16-wide head's rows 768 bytes apart).
-      const int64_t kpad = (kb + kPassKeys - 1) / kPassKeys * kPassKeys;
+      const int64_t kpad = (kb + W - 1) / W * W;
       for (int64_t j = 0; j < kpad; ++j)
         sc.bias[j] = j < kb && (!mask || mask[k0 + j] >= 0.5f) ? 0.f : kNegInf;
       // A masked key's key and value rows are staged as zeros: its score is then 0 + -inf (not
@@ -181,9 +184,8 @@ class AttentionKernel final : public Kernel {
   template <int R>
   void group(int64_t i0, int64_t r0, int64_t k0, int64_t kb, int64_t shift, Scratch& sc) const {
     const int64_t dh = sc.dh;
-    // Scores: R queries x kKeys keys, kScoreBatches key vectors per pass over the head dim, every
-    // key vector loaded once for the R queries; bias (dropped keys -inf) and causal visibility
-    // applied, into sc.score[r].
+    // Scores: R queries x the tile's keys, kScoreBatches key vectors per pass over the head dim
+    // (score_pass).
     const float* kt = sc.kt.data();
     const float* qs = sc.qs.data() + r0 * dh;
     int64_t visible[R];
@@ -193,28 +195,20 @@ class AttentionKernel final : public Kernel {
       best[r] = B(kNegInf);
     }
     for (int pass = 0; pass < kPasses; ++pass) {
-      const int64_t j0 = pass * kScoreBatches * W;
+      const int64_t j0 = pass * kPassKeys;
       if (j0 >= kb) break;
-      B s[R][kScoreBatches];
-      for (int r = 0; r < R; ++r)
-        for (int u = 0; u < kScoreBatches; ++u) s[r][u] = B(0.f);
-      for (int64_t d = 0; d < dh; ++d) {
-        B kv[kScoreBatches];
-        for (int u = 0; u < kScoreBatches; ++u) kv[u] = B::load_unaligned(kt + d * kKeys + j0 + u * W);
-        for (int r = 0; r < R; ++r) {
-          const B qv(qs[r * dh + d]);
-          for (int u = 0; u < kScoreBatches; ++u) s[r][u] = xsimd::fma(qv, kv[u], s[r][u]);
-        }
+      // A short tile's last pass computes only the key vectors that hold keys (16 tokens on
+      // AVX-512: one vector of 16 keys, not a pass of 64).
+      switch (std::min<int64_t>(kScoreBatches, (kb - j0 + W - 1) / W)) {
+        case 1: score_pass<R, 1>(qs, kt, j0, visible, best, sc); break;
+        case 2:
+          if constexpr (kScoreBatches >= 2) score_pass<R, 2>(qs, kt, j0, visible, best, sc);
+          break;
+        case 3:
+          if constexpr (kScoreBatches >= 3) score_pass<R, 3>(qs, kt, j0, visible, best, sc);
+          break;
+        default: score_pass<R, kScoreBatches>(qs, kt, j0, visible, best, sc); break;
       }
-      for (int r = 0; r < R; ++r)
-        for (int u = 0; u < kScoreBatches; ++u) {
-          const int64_t j = j0 + u * W;
-          B x = s[r][u] + B::load_unaligned(sc.bias.data() + j);
-          const int64_t lanes = std::clamp<int64_t>(visible[r] - j, 0, W);
-          if (lanes < W) x = keep_first<A>(x, static_cast<size_t>(lanes), kNegInf);
-          x.store_unaligned(sc.score.data() + r * kKeys + j);
-          best[r] = vmath::maximum(best[r], x);  // NaN propagates (docs/numerics.md)
-        }
     }
     // The online softmax update per query: sc.score[r] becomes p = exp(s - m_new), 0 for every
     // key the query does not see.
@@ -260,6 +254,35 @@ class AttentionKernel final : public Kernel {
         default: accumulate<R, kScoreBatches>(r0, visible, d0, corr, sc); break;
       }
     }
+  }
+
+  // Scores of R queries against the U key vectors at j0 (U W keys), every key vector loaded once
+  // for the R queries; bias (dropped keys -inf) and causal visibility applied, into sc.score[r];
+  // best[r] the running maximum.
+  template <int R, int U>
+  void score_pass(const float* qs, const float* kt, int64_t j0, const int64_t* visible, B* best,
+                  Scratch& sc) const {
+    const int64_t dh = sc.dh;
+    B s[R][U];
+    for (int r = 0; r < R; ++r)
+      for (int u = 0; u < U; ++u) s[r][u] = B(0.f);
+    for (int64_t d = 0; d < dh; ++d) {
+      B kv[U];
+      for (int u = 0; u < U; ++u) kv[u] = B::load_unaligned(kt + d * kKeys + j0 + u * W);
+      for (int r = 0; r < R; ++r) {
+        const B qv(qs[r * dh + d]);
+        for (int u = 0; u < U; ++u) s[r][u] = xsimd::fma(qv, kv[u], s[r][u]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int u = 0; u < U; ++u) {
+        const int64_t j = j0 + u * W;
+        B x = s[r][u] + B::load_unaligned(sc.bias.data() + j);
+        const int64_t lanes = std::clamp<int64_t>(visible[r] - j, 0, W);
+        if (lanes < W) x = keep_first<A>(x, static_cast<size_t>(lanes), kNegInf);
+        x.store_unaligned(sc.score.data() + r * kKeys + j);
+        best[r] = vmath::maximum(best[r], x);  // NaN propagates (docs/numerics.md)
+      }
   }
 
   // acc[:, d0 .. d0 + U W) = acc * corr + sum_j p_j v_j over the keys of the tile each of the R

@@ -88,7 +88,8 @@ TEST(AttentionKernel, SequenceLengthsAroundTheKeyTile) {
   ASSERT_FALSE(vector_isas().empty());
   for (Isa isa : vector_isas()) {
     // A pass over the head dim scores 4 vectors of keys (2 on AVX2 and in wasm, for 4 queries at a
-    // time); a tile holds 64 keys (one to eight passes).
+    // time), a tile's last pass only those that hold keys (one to four); a tile holds 64 keys (one
+    // to eight passes).
     for (int64_t tile : {2 * lanes(isa), 4 * lanes(isa), int64_t{64}})
       for (int64_t s : tile_sizes(tile))
         for (bool causal : {false, true}) expect_matches(isa, {1, s, s, 2, 16, causal});

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// LineBuffer: starts on a 64-byte line, owns its last line, holds zeros.
+// LineBuffer: starts on a 64-byte line, owns its last line, holds zeros (unless asked not to).
 #include "backends/cpu/rows/line_buffer.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace rungs::backend::cpu {
@@ -14,25 +15,30 @@ namespace {
 uintptr_t line_of(const void* p) { return reinterpret_cast<uintptr_t>(p) / LineBuffer<float>::kLineBytes; }
 
 TEST(LineBuffer, BuffersAllocatedSideBySideNeverShareALine) {
-  // Sizes that end mid-line, as attention's and the elementwise kernel's buffers do.
-  for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{16}, size_t{17}, size_t{129}}) {
-    SCOPED_TRACE(n);
-    std::vector<std::unique_ptr<LineBuffer<float>>> bufs;
-    for (int i = 0; i < 8; ++i) bufs.push_back(std::make_unique<LineBuffer<float>>(n));
-    for (const auto& b : bufs) {
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % LineBuffer<float>::kLineBytes, 0u);
-      EXPECT_EQ(b->size(), n);
-      for (float x : *b) EXPECT_EQ(x, 0.f);
-    }
-    // Lines [first, last] of each buffer are disjoint from every other's.
-    for (size_t i = 0; i < bufs.size(); ++i)
-      for (size_t j = 0; j < bufs.size(); ++j) {
-        if (i == j || n == 0) continue;
-        const uintptr_t a0 = line_of(bufs[i]->data()), a1 = line_of(bufs[i]->data() + n - 1);
-        const uintptr_t b0 = line_of(bufs[j]->data()), b1 = line_of(bufs[j]->data() + n - 1);
-        EXPECT_TRUE(a1 < b0 || b1 < a0) << "buffers " << i << " and " << j << " share a line";
+  // Sizes that end mid-line, as attention's and the elementwise kernel's buffers do; zeroed
+  // (the elementwise kernel's) and not (attention's).
+  for (bool zeroed : {true, false})
+    for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{16}, size_t{17}, size_t{129}}) {
+      SCOPED_TRACE(std::to_string(n) + (zeroed ? " zeroed" : " uninitialized"));
+      std::vector<std::unique_ptr<LineBuffer<float>>> bufs;
+      for (int i = 0; i < 8; ++i)
+        bufs.push_back(zeroed ? std::make_unique<LineBuffer<float>>(n)
+                              : std::make_unique<LineBuffer<float>>(n, LineBuffer<float>::Uninitialized{}));
+      for (const auto& b : bufs) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % LineBuffer<float>::kLineBytes, 0u);
+        EXPECT_EQ(b->size(), n);
+        if (zeroed)
+          for (float x : *b) EXPECT_EQ(x, 0.f);
       }
-  }
+      // Lines [first, last] of each buffer are disjoint from every other's.
+      for (size_t i = 0; i < bufs.size(); ++i)
+        for (size_t j = 0; j < bufs.size(); ++j) {
+          if (i == j || n == 0) continue;
+          const uintptr_t a0 = line_of(bufs[i]->data()), a1 = line_of(bufs[i]->data() + n - 1);
+          const uintptr_t b0 = line_of(bufs[j]->data()), b1 = line_of(bufs[j]->data() + n - 1);
+          EXPECT_TRUE(a1 < b0 || b1 < a0) << "buffers " << i << " and " << j << " share a line";
+        }
+    }
 }
 
 TEST(LineBuffer, HoldsPlainStructs) {
