@@ -92,20 +92,18 @@ class AttentionKernel final : public Kernel {
     return {pk ? pk : qs, pk ? vs - 2 * pk : vs, qs, ks, vs, pk, 2 * pk};
   }
 
-  // Per-thread buffers for one query block of at most `rows` queries: one allocation, each buffer
-  // on cache lines of its own (line_buffer.hpp: the two threads' m, l and acc once shared lines in
-  // wasm's one heap). Not zeroed: query_block writes every value before it reads it.
+  // The thread's buffers for one query block of at most `rows` queries (thread_lines: no heap
+  // call per run), each on cache lines of its own (line_buffer.hpp: the two threads' m, l and acc
+  // once shared lines in wasm's one heap). Left as the last call left them: query_block writes
+  // every value before it reads it.
   struct Scratch {
     int64_t dh;        // head dim of q and k
     int64_t dv, dvp;   // head dim of v (and the output), rounded up to W
-    LineBuffer<float> lines;
     std::span<float> kt, vt, bias, score, qs, m, l, acc;
-    Scratch(int64_t d, int64_t dvalue, int64_t rows)
-        : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W),
-          lines(total(sizes(d, dvp, rows)), LineBuffer<float>::Uninitialized{}) {
+    Scratch(int64_t d, int64_t dvalue, int64_t rows) : dh(d), dv(dvalue), dvp((dvalue + W - 1) / W * W) {
       const auto n = sizes(d, dvp, rows);
       std::span<float>* parts[] = {&kt, &vt, &bias, &score, &qs, &m, &l, &acc};
-      float* p = lines.data();
+      float* p = thread_lines<float, Scratch>(total(n));
       for (size_t i = 0; i < n.size(); ++i) {
         *parts[i] = std::span<float>(p, n[i]);
         p += LineBuffer<float>::whole_lines(n[i]);

@@ -140,9 +140,10 @@ class ElementwiseKernel final : public Kernel {
     const int64_t blocks = (plan.inner + kBlock - 1) / kBlock;
     const int64_t seg = std::min(plan.inner, kBlock);
     ctx.parallel_for(plan.rows * blocks, grain_for(seg * (prog_.inputs + 1)), [&](int64_t u0, int64_t u1) {
-      // Buffers on lines of their own (line_buffer.hpp): the other parts write theirs meanwhile.
-      LineBuffer<float> temps(static_cast<size_t>(prog_.regs) * kBlock);
-      LineBuffer<Operand> regs(static_cast<size_t>(prog_.regs));
+      // The thread's buffers, on lines of their own (line_buffer.hpp): the other parts write
+      // theirs meanwhile.
+      float* temps = thread_lines<float, TempsUse>(static_cast<size_t>(prog_.regs) * kBlock);
+      Operand* regs = thread_lines<Operand, RegsUse>(static_cast<size_t>(prog_.regs));
       RowCursor cursor(plan);
       cursor.seek(u0 / blocks);
       for (int64_t u = u0; u < u1; ++u) {
@@ -153,7 +154,7 @@ class ElementwiseKernel final : public Kernel {
           const float* base = in[i].data + cursor.offset(i);
           regs[i] = plan.in_contiguous[i] ? Operand{base + j0, false, 0.f} : Operand{base, true, *base};
         }
-        run_segment(regs.data(), temps.data(), out + row * plan.inner + j0, n);
+        run_segment(regs, temps, out + row * plan.inner + j0, n);
       }
     });
   }
@@ -161,6 +162,9 @@ class ElementwiseKernel final : public Kernel {
   std::string describe() const override { return name_ + "[" + arch_label<A>() + "]"; }
 
  private:
+  struct TempsUse;  // thread_lines' tags
+  struct RegsUse;
+
   void run_segment(Operand* regs, float* temps, float* out, size_t n) const {
     const size_t last = prog_.code.size() - 1;
     for (size_t k = 0; k <= last; ++k) {

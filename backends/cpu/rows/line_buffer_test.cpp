@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "test_util.hpp"
 
 namespace rungs::backend::cpu {
 namespace {
@@ -53,6 +56,34 @@ TEST(LineBuffer, HoldsPlainStructs) {
   }
   b[4].v = 2.f;
   EXPECT_EQ(b.data()[4].v, 2.f);
+}
+
+struct UseA;  // thread_lines' tags
+struct UseB;
+
+TEST(ThreadLines, AThreadKeepsItsBufferAndGrowsItOnLines) {
+  float* a = thread_lines<float, UseA>(100);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % LineBuffer<float>::kLineBytes, 0u);
+  a[99] = 7.f;
+  EXPECT_EQ((thread_lines<float, UseA>(50)), a) << "a smaller request reuses the buffer";
+  EXPECT_EQ((thread_lines<float, UseA>(100)[99]), 7.f) << "values are kept between calls";
+  EXPECT_NE((thread_lines<float, UseB>(100)), a) << "each use has its own buffer";
+  float* grown = thread_lines<float, UseA>(5000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(grown) % LineBuffer<float>::kLineBytes, 0u);
+  grown[4999] = 1.f;  // all of it is there (ASan checks the bounds)
+  EXPECT_EQ((thread_lines<float, UseA>(5000)), grown);
+}
+
+TEST(ThreadLines, ThreadsHaveBuffersOnLinesOfTheirOwn) {
+  RUNGS_SKIP_WITHOUT_THREADS();
+  constexpr size_t n = 37;  // ends mid-line
+  float* mine = thread_lines<float, UseA>(n);
+  float* theirs = nullptr;
+  std::thread([&] { theirs = thread_lines<float, UseA>(n); }).join();
+  ASSERT_NE(theirs, nullptr);
+  const uintptr_t a0 = line_of(mine), a1 = line_of(mine + n - 1);
+  const uintptr_t b0 = line_of(theirs), b1 = line_of(theirs + n - 1);
+  EXPECT_TRUE(a1 < b0 || b1 < a0) << "two threads' buffers share a line";
 }
 
 }  // namespace
