@@ -28,15 +28,19 @@ Program program_of(const KernelParams& params) {
   return p;
 }
 
-BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out) {
+void plan_broadcast(std::span<const Dims> inputs, const Dims& out, BroadcastPlan& plan) {
   const size_t n_in = inputs.size();
   const int rank = out.rank;
   // Per axis of the output that is not 1: size and each input's element stride along it. Axes in
-  // fixed arrays (a kernel plans on every run: no allocation per axis or per input and axis).
+  // fixed arrays, per input in the thread's vectors (a kernel plans on every run, on every thread
+  // of a row segment at once: no heap call, see thread_lines in line_buffer.hpp).
   using Axes = std::array<int64_t, ops::kMaxRank>;
   Axes sizes{};
   int n_sizes = 0;
-  std::vector<Axes> strides(n_in), full(n_in);
+  thread_local std::vector<Axes> strides, full, m_strides;
+  strides.resize(n_in);
+  full.resize(n_in);
+  m_strides.resize(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     const Dims& d = inputs[i];
     int64_t s = 1;
@@ -55,7 +59,6 @@ BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out) {
   // Merge from the innermost axis outwards.
   Axes m_sizes{};
   int n_merged = 0;
-  std::vector<Axes> m_strides(n_in);
   for (int k = n_sizes - 1; k >= 0; --k) {
     bool merge = n_merged > 0;
     for (size_t i = 0; merge && i < n_in; ++i)
@@ -68,10 +71,11 @@ BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out) {
     }
   }
   // m_* are innermost first.
-  BroadcastPlan plan;
+  plan.outer_rank = 0;
+  plan.rows = plan.inner = 1;
   plan.in_stride.assign(n_in, {});
   plan.in_contiguous.assign(n_in, 0);
-  if (n_merged == 0) return plan;  // a single value
+  if (n_merged == 0) return;  // a single value
   plan.inner = m_sizes[0];
   for (size_t i = 0; i < n_in; ++i) plan.in_contiguous[i] = m_strides[i][0] != 0;
   plan.outer_rank = n_merged - 1;
@@ -81,7 +85,6 @@ BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out) {
     plan.rows *= m_sizes[src];
     for (size_t i = 0; i < n_in; ++i) plan.in_stride[i][a] = m_strides[i][src];
   }
-  return plan;
 }
 
 void RowCursor::seek(int64_t row) {

@@ -10,6 +10,7 @@
 // pass over memory whatever the program's length.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <span>
@@ -41,12 +42,15 @@ struct BroadcastPlan {
   int64_t rows = 1;
   int64_t inner = 1;
 };
-BroadcastPlan plan_broadcast(std::span<const Dims> inputs, const Dims& out);
+// Into `plan`, reusing its vectors' memory.
+void plan_broadcast(std::span<const Dims> inputs, const Dims& out, BroadcastPlan& plan);
 
-// Walks the rows of a plan, tracking each input's offset.
+// Walks the rows of a plan, tracking each input's offset in `offsets` (one per input).
 class RowCursor {
  public:
-  explicit RowCursor(const BroadcastPlan& plan) : plan_(plan), off_(plan.in_stride.size(), 0) {}
+  RowCursor(const BroadcastPlan& plan, std::span<int64_t> offsets) : plan_(plan), off_(offsets) {
+    std::fill(off_.begin(), off_.end(), 0);
+  }
   void seek(int64_t row);  // any row
   void next();             // row + 1
   int64_t row() const { return row_; }
@@ -55,7 +59,7 @@ class RowCursor {
  private:
   const BroadcastPlan& plan_;
   std::array<int64_t, ops::kMaxRank> idx_{};
-  std::vector<int64_t> off_;
+  std::span<int64_t> off_;
   int64_t row_ = 0;
 };
 

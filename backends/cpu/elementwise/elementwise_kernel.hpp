@@ -133,9 +133,14 @@ class ElementwiseKernel final : public Kernel {
 
   void run(const RunContext& ctx, std::span<const TensorArg> in, float* out,
            const Dims& out_dims) const override {
-    std::vector<Dims> dims(in.size());
+    // The thread's own (no heap call per run). The parts below read this thread's plan through a
+    // reference: named in the lambda, a thread_local would be each worker's own.
+    thread_local std::vector<Dims> dims;
+    thread_local BroadcastPlan this_threads_plan;
+    dims.resize(in.size());
     for (size_t i = 0; i < in.size(); ++i) dims[i] = in[i].dims;
-    const BroadcastPlan plan = plan_broadcast(dims, out_dims);
+    plan_broadcast(dims, out_dims, this_threads_plan);
+    const BroadcastPlan& plan = this_threads_plan;
     if (plan.rows * plan.inner == 0) return;
     const int64_t blocks = (plan.inner + kBlock - 1) / kBlock;
     const int64_t seg = std::min(plan.inner, kBlock);
@@ -144,7 +149,7 @@ class ElementwiseKernel final : public Kernel {
       // theirs meanwhile.
       float* temps = thread_lines<float, TempsUse>(static_cast<size_t>(prog_.regs) * kBlock);
       Operand* regs = thread_lines<Operand, RegsUse>(static_cast<size_t>(prog_.regs));
-      RowCursor cursor(plan);
+      RowCursor cursor(plan, std::span<int64_t>(thread_lines<int64_t, OffsetsUse>(in.size()), in.size()));
       cursor.seek(u0 / blocks);
       for (int64_t u = u0; u < u1; ++u) {
         const int64_t row = u / blocks, j0 = (u % blocks) * kBlock;
@@ -164,6 +169,7 @@ class ElementwiseKernel final : public Kernel {
  private:
   struct TempsUse;  // thread_lines' tags
   struct RegsUse;
+  struct OffsetsUse;
 
   void run_segment(Operand* regs, float* temps, float* out, size_t n) const {
     const size_t last = prog_.code.size() - 1;
