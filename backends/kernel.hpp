@@ -121,6 +121,21 @@ class Kernel {
     size_t bytes = 0;
   };
   virtual std::vector<HeldWeight> held_weights() const { return {}; }
+  // A sum or mean over rows that ends a row segment (core/passes/row_segments.hpp) runs split by
+  // rows too: each thread sums blocks of kRowBlock rows of its own range (sum_row_blocks), and
+  // finish_row_blocks adds the blocks in order on one thread. run() sums in the same blocks in
+  // the same order, so a split gives the same bits as one thread. x is `rows` rows of `inner`
+  // floats (rows first_row.. of the input, first_row a multiple of kRowBlock); `blocks` holds
+  // one row of inner floats per block of the whole input (+ kReadPastBytes).
+  static constexpr int64_t kRowBlock = 4;
+  virtual bool sums_row_blocks() const { return false; }
+  virtual void sum_row_blocks(const float* x, int64_t rows, int64_t inner, int64_t first_row, float* blocks) const {
+    (void)x, (void)rows, (void)inner, (void)first_row, (void)blocks;
+  }
+  // out = the blocks of `rows` rows combined in order (a mean divides by rows).
+  virtual void finish_row_blocks(const float* blocks, int64_t rows, int64_t inner, float* out) const {
+    (void)blocks, (void)rows, (void)inner, (void)out;
+  }
   // Kernel name for the report, e.g. "gemm[avx512f]+bias+gelu".
   virtual std::string describe() const = 0;
 };

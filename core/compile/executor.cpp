@@ -140,6 +140,14 @@ Executor::Executor(ir::GraphImpl graph, passes::MemoryPlan plan, Device device, 
   // as the row regions assume: a kernel that needs scratch gets one per range of rows.
   if (device_ != Device::Cpu || threads_ <= 1) rows_.segments.clear();
   scratch_parts_ = rows_.segments.empty() ? 1 : threads_;
+  for (const passes::RowSegment& s : rows_.segments) {
+    if (!s.reduces) continue;
+    internal_check(kernels_[s.last]->sums_row_blocks(), "executor: a row reduction's kernel cannot split its rows");
+    const backend::Dims& in = compiled_dims_[graph_.nodes[s.last].in[0]];
+    const int64_t rows = in[rows_.row_axis[graph_.nodes[s.last].in[0]]], inner = in.numel() / std::max<int64_t>(rows, 1);
+    const int64_t blocks = (rows + backend::Kernel::kRowBlock - 1) / backend::Kernel::kRowBlock;
+    row_blocks_floats_ = std::max(row_blocks_floats_, static_cast<size_t>(blocks * inner) + backend::kReadPastBytes / sizeof(float));
+  }
 #if defined(__EMSCRIPTEN_PTHREADS__)
   if (threads_ > 1) pool_ = &backend::ThreadPool::shared();  // see ThreadPool::shared
 #else
@@ -233,7 +241,7 @@ std::unique_ptr<Executor::Workspace> Executor::acquire() const {
   auto ws = std::make_unique<Workspace>();
   try {
     ws->arena = AlignedBuffer(static_cast<size_t>(plan_.workspace_floats(threads_)));
-    ws->scratch = AlignedBuffer(scratch_floats_ * static_cast<size_t>(scratch_parts_));
+    ws->scratch = AlignedBuffer(scratch_floats_ * static_cast<size_t>(scratch_parts_) + row_blocks_floats_);
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::OutOfRange, "run: cannot allocate the workspace (arena " + std::to_string(arena_bytes()) +
                                     " bytes + scratch " + std::to_string(scratch_floats_ * scratch_parts_ * sizeof(float)) +
@@ -345,7 +353,9 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
   const int parts = static_cast<int>(std::min<int64_t>(ctx.threads, rows / kMinRows));
   if (parts < 2) return false;
   const int64_t chunk = ((rows + parts - 1) / parts + kMinRows - 1) / kMinRows * kMinRows;
+  static_assert(kMinRows % backend::Kernel::kRowBlock == 0, "ranges of rows start on blocks of a row reduction");
   const size_t scratch_floats = scratch_floats_;
+  float* blocks = ctx.scratch + scratch_floats * static_cast<size_t>(scratch_parts_);
   // Profiling: the first range's kernel times, and the segment's wall time (share_wall_time).
   std::vector<double> first_ns(node_ns ? s.last - s.first + 1 : 0, 0.0);
   const auto t_segment = node_ns ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
@@ -373,6 +383,15 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
         const backend::Kernel* kernel = kernels_[i].get();
         if (!kernel) continue;
         const ir::Node& node = graph_.nodes[i];
+        if (s.reduces && i == s.last) {  // the range's blocks of a row reduction
+          backend::Dims d;
+          const float* x = part(node.in[0], ptr(node.in[0]), d);
+          const auto t0 = node_ns && p == 0 ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+          kernel->sum_row_blocks(x, r1 - r0, d.numel() / (r1 - r0), r0, blocks);
+          if (node_ns && p == 0)
+            first_ns[i - s.first] = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+          continue;
+        }
         args.clear();
         for (size_t k = 0; k < node.in.size(); ++k) {
           backend::TensorArg arg;
@@ -391,6 +410,10 @@ bool Executor::run_segment(const passes::RowSegment& s, const backend::RunContex
       }
     }
   });
+  if (s.reduces) {  // the blocks added up in order, on this thread
+    const uint32_t src = graph_.nodes[s.last].in[0];
+    kernels_[s.last]->finish_row_blocks(blocks, rows, dims[src].numel() / rows, ptr(s.last));
+  }
   if (node_ns) {
     const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t_segment).count();
     std::vector<uint32_t> timed;  // the segment's kernels (aliases have none)

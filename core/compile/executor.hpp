@@ -147,6 +147,8 @@ class Executor {
   passes::RowSegments rows_;             // segments that run split by rows (none: kernel by kernel)
   size_t scratch_floats_ = 0;
   int scratch_parts_ = 1;                          // scratch buffers: one per range of rows
+  size_t row_blocks_floats_ = 0;                   // after them: the block sums of a segment's row
+                                                   // reduction (Kernel::sum_row_blocks)
   std::shared_ptr<backend::ThreadPool> own_pool_;  // natively: the pool of graphs of this thread count
   backend::ThreadPool* pool_ = nullptr;            // own_pool_, or wasm's shared pool; null: serial
   mutable std::mutex pool_mu_;

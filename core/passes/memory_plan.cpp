@@ -12,15 +12,19 @@ int64_t round_up(int64_t x) { return (x + kAlignFloats - 1) / kAlignFloats * kAl
 bool in_arena(const ir::Node& n) { return n.op != ir::Op::Param && n.op != ir::Op::Constant; }
 
 // The roots whose buffers only row segments touch, each thread its own rows: written by a kernel
-// of a segment, row-carrying, read only by kernels of segments that slice it by rows, and no
-// graph output or input.
+// of a segment, row-carrying, read only by kernels of segments that slice it by rows (a row
+// reduction ending a segment too), and no graph output or input.
 std::vector<uint8_t> regional_roots(const ir::GraphImpl& g, const RowSegments& rows, const std::vector<uint32_t>& root) {
   const uint32_t n = static_cast<uint32_t>(g.nodes.size());
   std::vector<uint8_t> regional(n, 0);
   if (rows.segments.empty() || rows.row_axis.size() != n) return regional;
-  std::vector<uint8_t> in_segment(n, 0);
-  for (const RowSegment& s : rows.segments)
-    for (uint32_t i = s.first; i <= s.last; ++i) in_segment[i] = 1;
+  std::vector<uint8_t> in_segment(n, 0), reads_rows(n, 0);  // reads_rows: slices its inputs by rows
+  for (const RowSegment& s : rows.segments) {
+    for (uint32_t i = s.first; i <= s.last; ++i) {
+      in_segment[i] = 1;
+      reads_rows[i] = rows.row_axis[i] >= 0 || (s.reduces && i == s.last);  // a row reduction: no rows out
+    }
+  }
   for (uint32_t i = 0; i < n; ++i) {
     const ir::Op op = g.nodes[i].op;
     regional[i] = in_segment[i] && rows.row_axis[i] >= 0 && root[i] == i && op != ir::Op::Input &&
@@ -29,7 +33,7 @@ std::vector<uint8_t> regional_roots(const ir::GraphImpl& g, const RowSegments& r
   for (uint32_t i = 0; i < n; ++i) {
     if (g.nodes[i].op == ir::Op::Reshape) continue;  // an alias reads nothing; its readers are checked
     for (uint32_t src : g.nodes[i].in)
-      if (!in_segment[i] || rows.row_axis[i] < 0 || rows.row_axis[src] < 0) regional[root[src]] = 0;
+      if (!reads_rows[i] || rows.row_axis[src] < 0) regional[root[src]] = 0;
   }
   for (const auto& o : g.outputs) regional[root[o.second]] = 0;
   return regional;

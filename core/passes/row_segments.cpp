@@ -65,6 +65,21 @@ bool row_local(const ir::GraphImpl& g, const std::vector<int>& axis, uint32_t id
   }
 }
 
+// A sum, mean or max over exactly the rows of a row-carrying input whose rows are outermost and
+// hold more than one value (the reduce kernel's column sums, which sum_row_blocks splits).
+bool row_reduction(const ir::GraphImpl& g, const std::vector<int>& axis, uint32_t id) {
+  const Node& n = g.nodes[id];
+  if (n.op != Op::ReduceSum && n.op != Op::ReduceMean && n.op != Op::ReduceMax) return false;
+  const Node& src = g.nodes[n.in[0]];
+  const int a = axis[n.in[0]];
+  if (axis[id] >= 0 || !outermost(src, a) || n.ints.size() != 1) return false;
+  const int64_t rank = static_cast<int64_t>(src.shape.size());
+  if ((n.ints[0] < 0 ? n.ints[0] + rank : n.ints[0]) != a) return false;
+  int64_t inner = 1;
+  for (size_t k = static_cast<size_t>(a) + 1; k < src.shape.size(); ++k) inner *= src.shape[k];
+  return inner > 1;
+}
+
 }  // namespace
 
 RowSegments find_row_segments(const ir::GraphImpl& g) {
@@ -77,10 +92,18 @@ RowSegments find_row_segments(const ir::GraphImpl& g) {
   auto close = [&] {
     if (kernels >= 2) r.segments.push_back(open);
     kernels = 0;
+    open.reduces = false;
   };
   for (uint32_t i = 0; i < n; ++i) {
     const Op op = g.nodes[i].op;
     if (no_kernel(op)) continue;
+    if (kernels > 0 && row_reduction(g, r.row_axis, i)) {  // the segment's last node
+      open.last = i;
+      open.reduces = true;
+      ++kernels;
+      close();
+      continue;
+    }
     if (!row_local(g, r.row_axis, i)) {
       close();
       continue;

@@ -63,19 +63,30 @@ TEST(RowSegmentThreads, TheEncoderSplitsBetweenAttentions) {
   const CompileReport r = compile(enc, 2).report();
   if (r.threads < 2) GTEST_SKIP() << "one thread on this build";
   // Embedding + the first layer's norm and q, k, v; then from each attention's output projection
-  // to the next attention's q, k, v (or the final norm and the pooling's mask product).
+  // to the next attention's q, k, v (or the final norm, the pooling's mask product and its sum
+  // over the rows).
   const std::vector<int> sizes = segment_sizes(r);
   ASSERT_EQ(sizes.size(), 3u) << r.to_text();
   for (int s : sizes) EXPECT_GE(s, 2);
   int last = -1;
+  std::vector<const KernelReport*> sums;
   for (const KernelReport& k : r.kernels) {
-    if (k.op == "attention" || k.op == "reduce_sum") {
-      EXPECT_EQ(k.row_segment, -1) << k.kernel << " reads every row";
-    } else if (k.row_segment >= 0) {
+    if (k.op == "attention") EXPECT_EQ(k.row_segment, -1) << k.kernel << " reads every row";
+    if (k.op == "sum") sums.push_back(&k);
+    if (k.row_segment >= 0) {
       EXPECT_GE(k.row_segment, last) << "segments are consecutive";
       last = k.row_segment;
     }
   }
+  // The pooled sum (one value a column) ends the last segment, each thread summing its own rows;
+  // the mask's count (one value a row) is not split.
+  ASSERT_EQ(sums.size(), 2u) << r.to_text();
+  EXPECT_EQ(sums[0]->shape, (Shape{1, 256}));
+  EXPECT_EQ(sums[0]->row_segment, 2);
+  for (const KernelReport* k = sums[0] + 1; k != r.kernels.data() + r.kernels.size(); ++k)
+    EXPECT_EQ(k->row_segment, -1) << k->kernel << ": the sum is the last split kernel";
+  EXPECT_EQ(sums[1]->shape, (Shape{1, 1}));
+  EXPECT_EQ(sums[1]->row_segment, -1);
   // One thread, and the reference device, split nothing.
   for (const CompileReport& one : {compile(enc, 1).report(), compile(enc, 2, Device::Reference).report()})
     for (const KernelReport& k : one.kernels) EXPECT_EQ(k.row_segment, -1) << k.kernel;
@@ -94,8 +105,8 @@ TEST(RowSegmentThreads, OnlyRowLocalStretchesOfTwoKernelsOrMore) {
     EXPECT_EQ(gi.nodes[s.segments[0].first].op, ir::Op::MatMul);
     EXPECT_EQ(gi.nodes[s.segments[0].last].op, ir::Op::Relu);
   }
-  {  // a mean over the rows ends the first stretch, the sigmoid of the mean (no rows) does not
-     // start one, and a transpose ends the second
+  {  // a mean over the rows ends the first stretch as its last node (each thread reduces its own
+     // rows), the sigmoid of the mean (no rows) does not start one, and a transpose ends the second
     Graph g;
     Value x = g.input("x", {8, 16});
     Value h = g.exp(g.relu(g.matmul(x, g.param("a", w))));
@@ -117,8 +128,21 @@ TEST(RowSegmentThreads, OnlyRowLocalStretchesOfTwoKernelsOrMore) {
         if (gi.nodes[i].op != ir::Op::Param && gi.nodes[i].op != ir::Op::Constant) v.push_back(gi.nodes[i].op);
       return v;
     };
-    EXPECT_EQ(ops(s.segments[0]), (std::vector<ir::Op>{ir::Op::MatMul, ir::Op::Relu, ir::Op::Exp}));
+    EXPECT_EQ(ops(s.segments[0]), (std::vector<ir::Op>{ir::Op::MatMul, ir::Op::Relu, ir::Op::Exp, ir::Op::ReduceMean}));
+    EXPECT_TRUE(s.segments[0].reduces);
     EXPECT_EQ(ops(s.segments[1]), (std::vector<ir::Op>{ir::Op::Mul, ir::Op::Tanh}));
+    EXPECT_FALSE(s.segments[1].reduces);
+  }
+  {  // a sum over rows of one value each is summed across a vector's lanes, not by rows: it ends
+     // the stretch without joining it
+    Graph g;
+    Value x = g.input("x", {8, 16});
+    g.output("y", g.sum(g.relu(g.matmul(x, g.param("a", Shape{16, 1}))), {0}));
+    const ir::GraphImpl& gi = ir::impl_of(g);
+    const passes::RowSegments s = passes::find_row_segments(gi);
+    ASSERT_EQ(s.segments.size(), 1u);
+    EXPECT_EQ(gi.nodes[s.segments[0].last].op, ir::Op::Relu);
+    EXPECT_FALSE(s.segments[0].reduces);
   }
 }
 
@@ -247,13 +271,15 @@ TEST(RowSegmentThreads, SplitRunsMatchOneThreadAtEveryRowCount) {
     for (int round = 0; round < 3; ++round) {
       const auto got = two.run_rows(in, r);
       ASSERT_EQ(got.size(), want.size());
-      for (size_t k = 0; k < got.size(); ++k) EXPECT_LE(max_rel_error(got[k], want[k]), 1e-6) << "rows " << r;
+      // The same bits: every value is computed by one thread in a fixed order, the pooled sum too
+      // (blocks of rows, added in order).
+      for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], want[k]) << "rows " << r << ", output " << k;
     }
   }
   auto [ids, mask] = rt::encoder_inputs(50, E, 50, 5);  // the compiled rows, padded
   const std::vector<NamedInput> in = {{"ids", ids}, {"mask", mask}};
   const auto want = one.run(in), got = two.run(in);
-  for (size_t k = 0; k < got.size(); ++k) EXPECT_LE(max_rel_error(got[k], want[k]), 1e-6);
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], want[k]) << "output " << k;
 }
 
 }  // namespace

@@ -31,10 +31,9 @@ class ReduceKernel final : public Kernel {
     const ReducePlan p = plan_reduce(in[0].dims, axes_);
     const float* x = in[0].data;
     if (p.outputs == 0) return;
-    const float fill = kind_ == ReduceKind::Max ? -std::numeric_limits<float>::infinity() : 0.f;
     const float post = kind_ == ReduceKind::Mean ? 1.f / static_cast<float>(p.count) : 1.f;
     if (p.count == 0 || p.size.empty()) {  // nothing reduced or nothing to reduce over
-      for (int64_t o = 0; o < p.outputs; ++o) out[o] = p.count == 0 ? fill * post : x[o] * post;
+      for (int64_t o = 0; o < p.outputs; ++o) out[o] = p.count == 0 ? fill() * post : x[o] * post;
       return;
     }
     const size_t last = p.size.size() - 1;
@@ -58,6 +57,31 @@ class ReduceKernel final : public Kernel {
     }
   }
 
+  bool sums_row_blocks() const override { return true; }
+
+  void sum_row_blocks(const float* x, int64_t rows, int64_t inner, int64_t first_row, float* blocks) const override {
+    float* dst = blocks + first_row / kRowBlock * inner;
+    for (int64_t b0 = 0; b0 < rows; b0 += kRowBlock, dst += inner) {
+      const int64_t n = std::min(kRowBlock, rows - b0);
+      for (int64_t c = 0; c < inner; c += W) {
+        const float* col = x + b0 * inner + c;
+        B t = B::load_unaligned(col);
+        for (int64_t r = 1; r < n; ++r) t = combine(t, B::load_unaligned(col + r * inner));
+        store(dst + c, t, inner - c);
+      }
+    }
+  }
+
+  void finish_row_blocks(const float* blocks, int64_t rows, int64_t inner, float* out) const override {
+    const int64_t count = (rows + kRowBlock - 1) / kRowBlock;
+    const B post(kind_ == ReduceKind::Mean ? 1.f / static_cast<float>(rows) : 1.f);
+    for (int64_t c = 0; c < inner; c += W) {
+      B acc(fill());
+      for (int64_t b = 0; b < count; ++b) acc = combine(acc, B::load_unaligned(blocks + b * inner + c));
+      store(out + c, acc * post, inner - c);
+    }
+  }
+
   std::string describe() const override {
     const char* k = kind_ == ReduceKind::Sum ? "sum" : kind_ == ReduceKind::Mean ? "mean" : "max";
     return std::string("reduce_") + k + "[" + arch_label<A>() + "]";
@@ -65,10 +89,16 @@ class ReduceKernel final : public Kernel {
 
  private:
   B combine(const B& a, const B& b) const { return kind_ == ReduceKind::Max ? vmath::maximum(a, b) : a + b; }
+  float fill() const { return kind_ == ReduceKind::Max ? -std::numeric_limits<float>::infinity() : 0.f; }
+  // The first min(W, n) lanes of v at p.
+  static void store(float* p, const B& v, int64_t n) {
+    if (n >= W) v.store_unaligned(p);
+    else store_tail<A>(p, v, static_cast<size_t>(n));
+  }
 
   // Reduce the runs base + roffs[i] + [0, len) to one value.
   float horizontal(const float* base, const std::vector<int64_t>& roffs, int64_t len) const {
-    const float fill = kind_ == ReduceKind::Max ? -std::numeric_limits<float>::infinity() : 0.f;
+    const float fill = this->fill();
     B acc0(fill), acc1(fill);
     const int64_t full = len - len % W;
     for (int64_t r : roffs) {
@@ -85,21 +115,24 @@ class ReduceKernel final : public Kernel {
     return kind_ == ReduceKind::Max ? vmath::reduce_maximum(acc) : xsimd::reduce_add(acc);
   }
 
-  // out[0, cols) = reduction over r of base[roffs[r] + (0, cols)], cols <= kColumnBatches * W.
+  // out[0, cols) = reduction over r of base[roffs[r] + (0, cols)], cols <= kColumnBatches * W:
+  // blocks of kRowBlock runs reduced, then the blocks in order (sum_row_blocks and
+  // finish_row_blocks split the same sums between threads).
   void vertical(const float* base, const std::vector<int64_t>& roffs, float* out, int64_t cols, float post) const {
-    const float fill = kind_ == ReduceKind::Max ? -std::numeric_limits<float>::infinity() : 0.f;
     B acc[kColumnBatches];
-    for (auto& a : acc) a = B(fill);
+    for (auto& a : acc) a = B(fill());
     const int used = static_cast<int>((cols + W - 1) / W);
-    for (int64_t r : roffs)
-      for (int u = 0; u < kColumnBatches; ++u)
-        if (u < used) acc[u] = combine(acc[u], B::load_unaligned(base + r + u * W));
-    for (int u = 0; u < used; ++u) {
-      const B v = acc[u] * B(post);
-      const int64_t n = std::min<int64_t>(W, cols - u * W);
-      if (n == W) v.store_unaligned(out + u * W);
-      else store_tail<A>(out + u * W, v, static_cast<size_t>(n));
+    const auto runs = static_cast<int64_t>(roffs.size());
+    for (int64_t b0 = 0; b0 < runs; b0 += kRowBlock) {
+      const int64_t b1 = std::min(runs, b0 + kRowBlock);
+      for (int u = 0; u < kColumnBatches; ++u) {
+        if (u >= used) break;
+        B t = B::load_unaligned(base + roffs[b0] + u * W);
+        for (int64_t r = b0 + 1; r < b1; ++r) t = combine(t, B::load_unaligned(base + roffs[r] + u * W));
+        acc[u] = combine(acc[u], t);
+      }
     }
+    for (int u = 0; u < used; ++u) store(out + u * W, acc[u] * B(post), cols - u * W);
   }
 
   ReduceKind kind_;

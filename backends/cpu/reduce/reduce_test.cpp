@@ -97,5 +97,41 @@ TEST(ReduceKernel, ThreadsGiveTheSameBitsAsOneThread) {
     }
 }
 
+// A reduction over the rows that a row segment splits (Kernel::sum_row_blocks): the rows cut into
+// ranges at every multiple of kRowBlock, each range's blocks summed alone, then added up, give
+// run()'s bits; and the reference's values.
+TEST(ReduceKernel, RowBlocksSplitAnywhereGiveRunsBits) {
+  constexpr int64_t kBlock = Kernel::kRowBlock;
+  for (Isa isa : vector_isas()) {
+    const int64_t w = lanes(isa);
+    for (int64_t inner : {int64_t{2}, w + 3, 4 * w, 9 * w + 1})
+      for (int64_t rows : {int64_t{1}, int64_t{3}, int64_t{4}, int64_t{9}, int64_t{24}, int64_t{37}})
+        for (Op op : {Op::ReduceSum, Op::ReduceMean, Op::ReduceMax}) {
+          SCOPED_TRACE(std::string(isa_name(isa)) + " rows " + std::to_string(rows) + " inner " +
+                       std::to_string(inner) + " op " + std::to_string(int(op)));
+          const Shape shape{1, rows, inner};
+          OneOp g = reduce_op(op, shape, {1}, false);
+          auto k = make_reduce_kernel(g.spec(1), isa);
+          ASSERT_TRUE(k && k->sums_row_blocks());
+          auto x = make_tensor(shape, 7, -1.f, 2.f);
+          const std::vector<float> whole = run(*k, {x.arg()}, g.params.out);
+          std::vector<float> want(static_cast<size_t>(inner));
+          const std::vector<int64_t> axes{1};
+          reduce_reference(kind_of(op), axes, x.arg(), want.data());
+          EXPECT_LE(worst_ratio(whole, want, 2e-5, 2e-5), 1.0);
+          const int64_t blocks = (rows + kBlock - 1) / kBlock;
+          for (int64_t cut = 0; cut <= rows; cut += kBlock) {  // ranges [0, cut) and [cut, rows)
+            std::vector<float> sums(static_cast<size_t>(blocks * inner + kSlackFloats), NAN);
+            std::vector<float> got(static_cast<size_t>(inner + kSlackFloats), -12345.f);
+            if (cut > 0) k->sum_row_blocks(x.data.data(), cut, inner, 0, sums.data());
+            if (cut < rows) k->sum_row_blocks(x.data.data() + cut * inner, rows - cut, inner, cut, sums.data());
+            k->finish_row_blocks(sums.data(), rows, inner, got.data());
+            for (int64_t c = 0; c < inner; ++c) ASSERT_EQ(got[c], whole[c]) << "cut " << cut << ", column " << c;
+            EXPECT_EQ(got[inner], -12345.f) << "wrote past the output";
+          }
+        }
+  }
+}
+
 }  // namespace
 }  // namespace rungs::backend::cpu
