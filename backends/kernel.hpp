@@ -91,7 +91,24 @@ struct RunContext {
     }
     run_parts(n, parts, std::ref(fn));  // a reference_wrapper fits std::function's own buffer
   }
+  // n tasks (each worth at least a few tens of microseconds), each claimed by the next thread
+  // that is free, instead of one contiguous range per thread: where the cores run at different
+  // speeds (hybrid cores, a core shared with another process or virtual machine) a fast one takes
+  // more tasks and the call ends when the work does, not when the slowest core's share does. The
+  // chunks are then [t, t + 1) (at most ThreadPool::kMaxParts of them); parallel_for(n, 1, fn)'s
+  // chunks when the pool has more threads than this context may use.
+  template <class F>
+  void parallel_tasks(int64_t n, F&& fn) const {
+    if (n <= 0) return;
+    const int parts = task_parts(n);
+    if (pool == nullptr || parts <= 1) {
+      fn(int64_t{0}, n);
+      return;
+    }
+    run_parts(n, parts, std::ref(fn));
+  }
   int parts_for(int64_t n, int64_t grain) const;  // the chunks parallel_for makes (>= 1)
+  int task_parts(int64_t n) const;                // the chunks parallel_tasks makes (>= 1)
   void run_parts(int64_t n, int parts, const std::function<void(int64_t, int64_t)>& fn) const;
 };
 

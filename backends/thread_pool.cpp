@@ -209,6 +209,13 @@ int RunContext::parts_for(int64_t n, int64_t grain) const {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n / grain)));
 }
 
+int RunContext::task_parts(int64_t n) const {
+  // Every thread of the pool may claim parts: only when this context may use all of them.
+  if (pool == nullptr) return 1;
+  if (threads <= 1 || threads < pool->workers() + 1) return parts_for(n, 1);
+  return static_cast<int>(std::min<int64_t>(n, ThreadPool::kMaxParts));
+}
+
 void RunContext::run_parts(int64_t n, int parts, const std::function<void(int64_t, int64_t)>& fn) const {
   pool->parallel_for(n, parts, fn);
 }

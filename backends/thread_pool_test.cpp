@@ -259,5 +259,49 @@ TEST(ThreadPool, GrainKeepsSmallWorkOnOneThread) {
   }
 }
 
+// RunContext::parallel_tasks: each task is a part of its own, claimed by whichever thread is
+// free. The caller's first task is held until the worker has claimed it all the rest (as on a
+// core slowed by another process), so the worker runs them: a split into one range per thread
+// would have left half of them to the caller.
+TEST(ThreadPool, TasksGoToWhicheverThreadIsFree) {
+  RUNGS_SKIP_WITHOUT_THREADS();
+  ThreadPool pool(1);
+  RunContext ctx{&pool, 2, nullptr};
+  EXPECT_EQ(ctx.task_parts(8), 8);
+  const uint64_t before = pool.parts_run_by_workers();
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> worker_tasks{0};
+  std::atomic<bool> timed_out{false};
+  Chunks chunks;
+  ctx.parallel_tasks(8, [&](int64_t b, int64_t e) {
+    chunks.add(b, e);
+    if (std::this_thread::get_id() != caller) {
+      worker_tasks.fetch_add(static_cast<int>(e - b));
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (worker_tasks.load() < 7 && !timed_out.load())
+      if (std::chrono::steady_clock::now() > deadline) timed_out = true;
+  });
+  EXPECT_FALSE(timed_out.load()) << "the worker did not take the 7 tasks the caller left";
+  EXPECT_TRUE(chunks.tile(8));
+  EXPECT_EQ(chunks.seen.size(), 8u) << "one chunk per task";
+  EXPECT_EQ(pool.parts_run_by_workers() - before, 7u);
+  // A context allowed fewer threads than the pool has splits as parallel_for(n, 1) does: the
+  // extra workers may not claim parts. One thread, or no pool, is one call.
+  ThreadPool wide(3);
+  RunContext two{&wide, 2, nullptr}, one{&pool, 1, nullptr}, none{nullptr, 4, nullptr};
+  EXPECT_EQ(two.task_parts(8), 2);
+  EXPECT_EQ(one.task_parts(8), 1);
+  EXPECT_EQ(none.task_parts(8), 1);
+  Chunks split, serial;
+  two.parallel_tasks(8, [&](int64_t b, int64_t e) { split.add(b, e); });
+  EXPECT_EQ(split.seen.size(), 2u);
+  EXPECT_TRUE(split.tile(8));
+  none.parallel_tasks(8, [&](int64_t b, int64_t e) { serial.add(b, e); });
+  EXPECT_EQ(serial.seen.size(), 1u);
+  EXPECT_TRUE(serial.tile(8));
+}
+
 }  // namespace
 }  // namespace rungs::backend

@@ -66,14 +66,22 @@ class AttentionKernel final : public Kernel {
     const int64_t dh = lay.e / p_.heads, dv = lay.ev / p_.heads;
     const int64_t qblocks = (sq + kQueryBlock - 1) / kQueryBlock;
     const int64_t tasks = batch * p_.heads * qblocks;
-    ctx.parallel_for(tasks, attention_task_grain(sq, sk, dh), [&](int64_t t0, int64_t t1) {
+    auto part = [&](int64_t t0, int64_t t1) {
       Scratch sc(dh, dv, std::min(sq, kQueryBlock));
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t qb = t % qblocks, bh = t / qblocks;
         query_block(in, lay, out, bh / p_.heads, bh % p_.heads, qb * kQueryBlock,
                     std::min(sq, (qb + 1) * kQueryBlock), sc);
       }
-    });
+    };
+    // A task worth a thread on its own is claimed by whichever thread is free (a slowed core
+    // takes fewer); smaller ones go in contiguous runs of at least a grain.
+    const int64_t grain = attention_task_grain(sq, sk, dh);
+    if (grain == 1) {
+      ctx.parallel_tasks(tasks, part);
+    } else {
+      ctx.parallel_for(tasks, grain, part);
+    }
   }
 
   std::string describe() const override {

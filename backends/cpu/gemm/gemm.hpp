@@ -90,6 +90,16 @@ struct TaskSplit {
 };
 TaskSplit split_tasks(int64_t batches, int64_t m, int64_t panels, int64_t threads, int64_t mc, int64_t mr);
 
+// A product worth at least kBalanceFlops per task gets at least kBalanceTasks tasks per thread,
+// its panels (then, if too few, its row blocks) cut smaller when split_tasks made fewer, and runs them through
+// RunContext::parallel_tasks: each thread claims the next task when it is done, so a core slowed
+// by another process (or a slower core of a hybrid CPU) takes fewer. The rows of a task stay a
+// whole number of row tiles; a result never changes (the sums run over the same K blocks).
+inline constexpr int64_t kBalanceTasks = 4;
+inline constexpr int64_t kBalanceFlops = 4'000'000;
+TaskSplit balance_tasks(TaskSplit s, int64_t batches, int64_t m, int64_t panels, int64_t threads, int64_t flops,
+                        int64_t mr);
+
 // The threads a product of `flops` deserves out of `threads`: one more for every
 // kFlopsPerThread, about 10 us of one thread's work (2 MFLOP natively, 250 kFLOP in wasm, whose
 // SIMD128 kernels run about 5x slower while a hand-over to a spinning worker costs about as much).

@@ -327,10 +327,11 @@ TEST_P(GemmIsa, RuntimeRowsShorterThanCompiled) {
 TEST_P(GemmIsa, ThreadsGiveTheSameBitsAsOneThread) {
   const std::vector<Case> cases = {
       {.a = {256, 192}, .b = {192, 300}, .bias = true, .act = Activation::Gelu, .residual = true},
-      {.a = {3, 512}, .b = {512, 1000}},                  // small M: split over panels
-      {.a = {700, 64}, .b = {64, 40}},                    // one panel: split over rows
+      {.a = {3, 512}, .b = {512, 1000}},  // small M: split over panels
+      {.a = {700, 64}, .b = {64, 40}},    // one panel: split over rows
       {.a = {4, 2, 64, 32}, .b = {4, 2, 32, 64}, .b_param = false},
       {.a = {96, 160}, .b = {160, 130}, .policy = PrecisionPolicy::bf16_weights()},
+      {.a = {512, 256}, .b = {256, 256}},  // 67 MFLOP: tasks claimed one at a time (balance_tasks)
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(text(c.a) + " x " + text(c.b));
@@ -412,6 +413,45 @@ TEST(Gemm, ThreadsSplitTheLargerSideIntoEvenTasks) {
           if (blocks > 1) EXPECT_EQ(s.mc / 6, ((m + 5) / 6 + blocks - 1) / blocks) << "row blocks of " << s.mc;
           EXPECT_GE(tasks, std::min(threads, tiles)) << "fewer tasks than threads though tiles were left";
         }
+}
+
+// balance_tasks: a product of kBalanceFlops per task or more gets kBalanceTasks tasks per thread
+// (its panels cut, then its row blocks in whole row tiles), so that a thread on a slowed core can take fewer; a
+// smaller one, or one thread, keeps split_tasks' split.
+TEST(Gemm, BigProductsGetTasksEnoughForCoresOfUnequalSpeed) {
+  auto tasks = [](const TaskSplit& s, int64_t batches, int64_t m, int64_t panels) {
+    return batches * ((m + s.mc - 1) / s.mc) * ((panels + s.pchunk - 1) / s.pchunk);
+  };
+  struct Case {
+    int64_t batches, m, k, n, threads, mc, mr, nr;
+  };
+  const Case cases[] = {
+      {1, 512, 512, 512, 2, 512, 4, 8},    // wasm 512^3: 4 tasks from split_tasks, 8 here
+      {1, 256, 256, 256, 2, 256, 6, 64},   // avx512 256^3 (33 MFLOP): 8
+      {1, 512, 768, 3072, 4, 384, 6, 16},  // avx2, 4 threads: 16
+      {3, 128, 256, 256, 2, 128, 6, 32},   // batches: rows cut within each
+      {1, 64, 128, 128, 2, 64, 6, 16},     // 2 MFLOP: split_tasks' 2 tasks stay
+      {1, 512, 512, 512, 1, 512, 4, 8},    // one thread: one task
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.batches << " x " << c.m << " x " << c.k << " x " << c.n << ", "
+                                      << c.threads << " threads");
+    const int64_t panels = (c.n + c.nr - 1) / c.nr, flops = 2 * c.batches * c.m * c.k * c.n;
+    const TaskSplit even = split_tasks(c.batches, c.m, panels, c.threads, c.mc, c.mr);
+    const TaskSplit s = balance_tasks(even, c.batches, c.m, panels, c.threads, flops, c.mr);
+    EXPECT_LE(s.pchunk, even.pchunk);
+    EXPECT_LE(s.mc, even.mc);
+    if (s.mc < even.mc) EXPECT_EQ(s.pchunk, 1) << "rows cut while panels were left to cut";
+    EXPECT_TRUE(s.mc % c.mr == 0 || s.mc == c.m) << s.mc;
+    const int64_t want = std::min(kBalanceTasks * c.threads, flops / kBalanceFlops);
+    if (c.threads == 1 || tasks(even, c.batches, c.m, panels) >= want) {
+      EXPECT_EQ(s.mc, even.mc) << "enough tasks already: the split stays";
+    } else {
+      EXPECT_GE(tasks(s, c.batches, c.m, panels), want);
+      EXPECT_GE(flops / tasks(s, c.batches, c.m, panels), kBalanceFlops / 2) << "tasks too small to hand over";
+    }
+  }
+  EXPECT_EQ(8, tasks(balance_tasks(split_tasks(1, 512, 64, 2, 512, 4), 1, 512, 64, 2, 2 * 512 * 512 * 512, 4), 1, 512, 64));
 }
 
 // A [n, k] param read transposed (ONNX Gemm transB): packed from its transpose, in every weight
