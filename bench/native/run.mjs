@@ -27,7 +27,7 @@
 // memory the collector frees goes back to the kernel, and a new array's pages fault again (4-10 us
 // each on a 2-vCPU VM, per process by timing: the mlp at 256 ran 115 us or 286-303). The script
 // therefore runs itself again with glibc keeping that memory (MALLOC_TRIM_THRESHOLD_ and
-// MALLOC_MMAP_THRESHOLD_ at 1 GiB) unless the caller set MALLOC_TRIM_THRESHOLD_ (docs/results-threads.md).
+// MALLOC_MMAP_THRESHOLD_ at 1 GiB) unless the caller set MALLOC_TRIM_THRESHOLD_ (docs/results-threads-zen5.md).
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
