@@ -2,14 +2,15 @@
 // Every ```js block of README.md and of the package's README runs, as written, against the
 // installed package: a wrong example fails CI.
 //
-// How a block runs: written to a file in the test's working directory (the folder the packed
-// package was installed into, so `import ... from 'rungs'` resolves as for a user), as .mjs, or as
-// .cjs when its first line is `// <name>.cjs`; then `node <file>` with the working directory
+// How a block runs: written to a file in a fresh folder inside the test's working directory (the
+// folder the packed package was installed into, so `import ... from 'rungs'` resolves as for a
+// user; the folder is removed afterwards), as .mjs, or as .cjs when its first line is
+// `// <name>.cjs`; then `node <file>` with the working directory
 //   - README.md:               the repository root (its examples read examples/models/...);
 //   - the package's README.md: examples/models/ (its examples read encoder.json, ...).
 // Preamble (the one stub): Node's fetch() takes absolute URLs only, so for the package README's
 // browser example a relative URL is read from that working directory instead (--import
-// ./snippet-fetch.mjs, written below). Nothing else is defined for a block: it must be complete.
+// snippet-fetch.mjs, written below). Nothing else is defined for a block: it must be complete.
 //
 // Output: each `console.log(...)` line that ends in a comment `// text` must print `text` up to the
 // comment's first ': ' (the rest explains it), in order, one line each. A block that throws, exits
@@ -17,7 +18,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
@@ -74,25 +75,31 @@ globalThis.fetch = async (url, init) => {
 function runBlocks(t, source, markdown, cwd) {
   const blocks = jsBlocks(markdown);
   assert.ok(blocks.length > 0, `${source} has js blocks`);
-  writeFileSync('snippet-fetch.mjs', fetchStub);
-  for (const [k, block] of blocks.entries()) {
-    const first = block.code.split('\n')[0];
-    const cjs = /^\/\/\s*\S+\.cjs\s*$/.test(first);
-    const file = resolve(`snippet-${source.replace(/\W+/g, '-')}-${k + 1}.${cjs ? 'cjs' : 'mjs'}`);
-    writeFileSync(file, `${block.code}\n`);
-    let stdout;
-    try {
-      stdout = execFileSync(process.execPath, ['--import', resolve('snippet-fetch.mjs'), file],
-        { cwd: block.cwd ? join(repoDir, block.cwd) : cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    } catch (e) {
-      assert.fail(`${source}:${block.line}: the block failed (${file}):\n${e.stderr || e.message}`);
+  const dir = mkdtempSync(join(process.cwd(), '.snippets-'));
+  try {
+    const stub = join(dir, 'snippet-fetch.mjs');
+    writeFileSync(stub, fetchStub);
+    for (const [k, block] of blocks.entries()) {
+      const first = block.code.split('\n')[0];
+      const cjs = /^\/\/\s*\S+\.cjs\s*$/.test(first);
+      const file = join(dir, `snippet-${source.replace(/\W+/g, '-')}-${k + 1}.${cjs ? 'cjs' : 'mjs'}`);
+      writeFileSync(file, `${block.code}\n`);
+      let stdout;
+      try {
+        stdout = execFileSync(process.execPath, ['--import', stub, file],
+          { cwd: block.cwd ? join(repoDir, block.cwd) : cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch (e) {
+        assert.fail(`${source}:${block.line}: the block failed:\n${e.stderr || e.message}`);
+      }
+      const printed = stdout.trimEnd().split('\n').filter((l) => l !== '');
+      const want = expectedOutput(block.code);
+      assert.deepEqual(printed, want, `${source}:${block.line}: printed vs the block's comments`);
+      t.diagnostic(`${source}:${block.line}: ok (${want.length} checked lines)`);
     }
-    const printed = stdout.trimEnd().split('\n').filter((l) => l !== '');
-    const want = expectedOutput(block.code);
-    assert.deepEqual(printed, want, `${source}:${block.line}: printed vs the block's comments`);
-    t.diagnostic(`${source}:${block.line}: ok (${want.length} checked lines)`);
+    return blocks.length;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  return blocks.length;
 }
 
 test('the extraction finds blocks and their claimed output', () => {
@@ -123,4 +130,6 @@ test('a wrong block fails: an undefined input, or a claimed output that is not p
     "```js\nimport { version } from 'rungs';\nconsole.log(typeof version());  // number\n```\n",
   ];
   for (const md of bad) assert.throws(() => runBlocks(t, 'bad.md', md, process.cwd()), assert.AssertionError);
+  const left = readdirSync(process.cwd()).filter((f) => f.startsWith('.snippets-') || f.startsWith('snippet-'));
+  assert.deepEqual(left, [], 'the blocks run in a folder of their own, removed afterwards');
 });
