@@ -26,9 +26,10 @@
 // Both engines return every output as a new array. With glibc's default trim threshold the
 // memory the collector frees goes back to the kernel, and a new array's pages fault again (4-10 us
 // each on a 2-vCPU VM, per process by timing: the mlp at 256 ran 115 us or 286-303). The script
-// therefore runs itself again with glibc keeping that memory (MALLOC_TRIM_THRESHOLD_ and
-// MALLOC_MMAP_THRESHOLD_ at 1 GiB) unless the caller set MALLOC_TRIM_THRESHOLD_ (docs/results-threads-zen5.md).
-import { spawnSync } from 'node:child_process';
+// therefore runs itself again with glibc keeping that memory unless the caller set
+// MALLOC_TRIM_THRESHOLD_ (../wasm/lib/keep-freed-memory.mjs; docs/results-threads-zen5.md).
+import '../wasm/lib/keep-freed-memory.mjs';  // first: re-runs this script in a child, see above
+
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -44,13 +45,6 @@ import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
 import { ONNX_MODELS, checkOutputs, loadOnnx, onnxInputs, ortSession } from './onnx-models.mjs';
-
-if (process.env.MALLOC_TRIM_THRESHOLD_ === undefined) {
-  const keep = String(1 << 30);
-  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
-    { stdio: 'inherit', env: { ...process.env, MALLOC_TRIM_THRESHOLD_: keep, MALLOC_MMAP_THRESHOLD_: keep } });
-  process.exit(child.status ?? 1);
-}
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../..');

@@ -27,9 +27,13 @@
 // reported; a mismatch stops the run with exit code 1. Timings: warm-up, then repetitions in which
 // every contender runs once in turn; medians are reported. With --threads N > 1, rungs (N threads
 // and one) runs in turn before any peer's session exists, then the peers in turn (parts 1 and 2):
-// a threaded peer's workers keep spinning while its session lives and took a core from rungs. With --threads N > 1 a `cores` line
-// says what the machine gave N threads before and after the timings (lib/capacity.mjs).
-import './lib/eager-wasm.mjs';  // first: before any engine instantiates its wasm
+// a threaded peer's workers keep spinning while its session lives and took a core from rungs.
+// With --threads N > 1 a `cores` line says what the machine gave N threads before and after the timings (lib/capacity.mjs). Like
+// bench/native, the script runs itself again in a child whose glibc keeps the memory it frees
+// (lib/keep-freed-memory.mjs): every engine returns fresh output arrays, whose page faults
+// otherwise measure the allocator (unless MALLOC_TRIM_THRESHOLD_ is set by the caller).
+import './lib/keep-freed-memory.mjs';  // first: re-runs this script with glibc keeping freed memory
+import './lib/eager-wasm.mjs';  // before any engine instantiates its wasm
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
