@@ -11,6 +11,14 @@
 #include <cstring>
 
 namespace rungs::backend::cpu {
+
+bool decode_amd_legacy_leaves(uint32_t ecx_80000005, uint32_t ecx_80000006, CacheSizes& out) {
+  const int64_t l1_kib = ecx_80000005 >> 24, l2_kib = ecx_80000006 >> 16;
+  if (l1_kib == 0 || l2_kib == 0) return false;
+  out.l1d = l1_kib * 1024, out.l2 = l2_kib * 1024;
+  return true;
+}
+
 namespace {
 
 #if defined(RUNGS_HAVE_CPUID)
@@ -40,12 +48,17 @@ bool from_cpuid(CacheSizes& out) {
   char vendor[13] = {};
   std::memcpy(vendor, &b, 4), std::memcpy(vendor + 4, &d, 4), std::memcpy(vendor + 8, &c, 4);
   if (std::strcmp(vendor, "GenuineIntel") == 0 && max_leaf >= 4) return walk_leaf(4, out);
+  const bool amd = std::strcmp(vendor, "AuthenticAMD") == 0 || std::strcmp(vendor, "HygonGenuine") == 0;
   const unsigned max_ext = __get_cpuid_max(0x80000000u, nullptr);
   if (max_ext >= 0x8000001Du) {
     __get_cpuid(0x80000001u, &a, &b, &c, &d);
-    if (c & (1u << 22)) return walk_leaf(0x8000001Du, out);  // topology extensions
+    if ((c & (1u << 22)) && walk_leaf(0x8000001Du, out)) return true;  // topology extensions
   }
-  return false;
+  if (!amd || max_ext < 0x80000006u) return false;
+  unsigned c5 = 0, c6 = 0;
+  __get_cpuid(0x80000005u, &a, &b, &c5, &d);
+  __get_cpuid(0x80000006u, &a, &b, &c6, &d);
+  return decode_amd_legacy_leaves(c5, c6, out);
 }
 
 bool from_sysconf(CacheSizes& out) {

@@ -25,6 +25,20 @@ TEST(CacheSizes, AreSaneAndSayWhereTheyCameFrom) {
 #endif
 }
 
+// The registers of a Zen 5 EPYC whose hypervisor hides topology extensions (0x8000001D): 48 KiB
+// L1d, 1 MiB L2 (the low bits: associativity and line size, ignored).
+TEST(CacheSizes, DecodeAmdLegacyLeaves) {
+  CacheSizes s;
+  ASSERT_TRUE(decode_amd_legacy_leaves(0x300c0140u, 0x04006140u, s));
+  EXPECT_EQ(s.l1d, 48 * 1024);
+  EXPECT_EQ(s.l2, 1024 * 1024);
+  CacheSizes untouched;
+  EXPECT_FALSE(decode_amd_legacy_leaves(0x000c0140u, 0x04006140u, untouched));  // no L1 size
+  EXPECT_FALSE(decode_amd_legacy_leaves(0x300c0140u, 0x00006140u, untouched));  // no L2 size
+  EXPECT_EQ(untouched.l1d, CacheSizes{}.l1d);
+  EXPECT_EQ(untouched.l2, CacheSizes{}.l2);
+}
+
 #if defined(__linux__) && !defined(__EMSCRIPTEN__) && defined(_SC_LEVEL1_DCACHE_SIZE)
 // glibc reads the same CPUID leaves: where it reports sizes, ours must be the same.
 TEST(CacheSizes, AgreeWithTheCLibrary) {
