@@ -239,12 +239,14 @@ std::unique_ptr<Executor::Workspace> Executor::acquire() const {
     }
   }
   auto ws = std::make_unique<Workspace>();
+  // Each range of rows' scratch, then the block sums of a segment's row reduction.
+  const size_t scratch_floats = scratch_floats_ * static_cast<size_t>(scratch_parts_) + row_blocks_floats_;
   try {
     ws->arena = AlignedBuffer(static_cast<size_t>(plan_.workspace_floats(threads_)));
-    ws->scratch = AlignedBuffer(scratch_floats_ * static_cast<size_t>(scratch_parts_) + row_blocks_floats_);
+    ws->scratch = AlignedBuffer(scratch_floats);
   } catch (const std::bad_alloc&) {
     fail(ErrorCode::OutOfRange, "run: cannot allocate the workspace (arena " + std::to_string(arena_bytes()) +
-                                    " bytes + scratch " + std::to_string(scratch_floats_ * scratch_parts_ * sizeof(float)) +
+                                    " bytes + scratch " + std::to_string(scratch_floats * sizeof(float)) +
                                     " bytes); compile with CompileOptions::max_arena_bytes to refuse such graphs early");
   }
   return ws;
