@@ -8,7 +8,7 @@
 // memory the collector frees goes back to the kernel and a new array's pages fault in again, a
 // cost of the allocator's state, not of any engine, and one that grew with a second thread in the
 // process: on a 2-vCPU VM (Node 20, the threaded npm package, matmul 512 through run()) two
-// threads ran at 40-51 GFLOP/s, below one thread's 47-50, and at 80-82 with both variables set
+// threads ran at 40-51 GFLOP/s, below one thread's 44-50, and at 80-82 with both variables set
 // (either one alone: no change). docs/performance.md, "Fresh output arrays in Node".
 import { spawnSync } from 'node:child_process';
 
