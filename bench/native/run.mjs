@@ -38,7 +38,8 @@ import { fileURLToPath } from 'node:url';
 
 import * as ort from 'onnxruntime-node';
 
-import { readModel, inputShapes } from '../wasm/lib/model.mjs';
+import { inputShapes } from '../wasm/lib/model.mjs';
+import { readModel } from '../wasm/lib/model-file.mjs';
 import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
 import { capacityReport, capacityStartLine, lineRoundTrip, machineCapacity } from '../wasm/lib/capacity.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/harness.mjs';

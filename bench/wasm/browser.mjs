@@ -15,8 +15,17 @@
 // @energetic-ai/embeddings' own code (dist/index.js, CommonJS) runs on the UMD builds of
 // @tensorflow/tfjs-core, -converter and -backend-wasm 4.22 (its @energetic-ai/core is a Node bundle).
 //
+// --only peers (issue #17): rungs against tfjs-backend-wasm and onnxruntime-web with the same
+// thread count for all three, a page for 1 thread (not isolated: every engine single-threaded) and
+// one for N (isolated: tfjs' threaded SIMD binary, ORT numThreads N): bench/wasm/run.mjs's kernel
+// rows and the trace, through the same peer modules, which lib/peers/browser.mjs drives in the page
+// (bundled here with esbuild). Outputs checked against each other; exit 1 if they differ.
+//
 //   node bench/wasm/browser.mjs [--threads N] [--reps N]     (RUNGS_NPM: the package folder)
 //   node bench/wasm/browser.mjs --only text [--threads N] [--lines N] [--format json]
+//   node bench/wasm/browser.mjs --only peers [--threads N] [--reps N] [--trace-reps N] [--smoke]
+// --smoke (CI): one repetition, the trace's first 50 requests, nothing waited for, no goal judged:
+// the pages load every engine, run every row and check every output.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -33,14 +42,19 @@ import { waitForQuiet } from './lib/timing.mjs';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const pkgDir = process.env.RUNGS_NPM ? resolve(process.env.RUNGS_NPM) : join(repo, 'build/wasm-release/npm');
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const opt = parseOptions(process.argv.slice(2), [
+// --smoke takes no value (--only peers).
+const smoke = process.argv.includes('--smoke');
+const opt = parseOptions(process.argv.slice(2).filter((a) => a !== '--smoke'), [
   ['--threads', 'threads against one (default 2)', (o, v) => (o.threads = +v)],
   ['--reps', 'timed repetitions, medians reported (default 7)', (o, v) => (o.reps = +v)],
-  ['--only', 'text: USE Lite against @energetic-ai/embeddings (tfjs-wasm), 1 thread and --threads', (o, v) => (o.only = v)],
+  ['--only', 'text: USE Lite against @energetic-ai/embeddings (tfjs-wasm), 1 thread and --threads; peers: kernels and trace vs tfjs-wasm and ort-web', (o, v) => (o.only = v)],
+  ['--trace-reps', 'peers: warm passes over the trace, median reported (default 3)', (o, v) => (o.traceReps = +v)],
   ['--lines', 'text: corpus lines (default 2000)', (o, v) => (o.lines = +v)],
   ['--format', 'text: table | json', (o, v) => (o.format = v)],
-], { threads: 2, reps: 7, only: null, lines: 2000, format: 'table' }, 'node bench/wasm/browser.mjs');
-if (opt.only !== null && opt.only !== 'text') throw new Error(`--only: expected text, got ${opt.only}`);
+], { threads: 2, reps: 7, traceReps: 3, only: null, lines: 2000, format: 'table' }, 'node bench/wasm/browser.mjs');
+if (![null, 'text', 'peers'].includes(opt.only)) throw new Error(`--only: expected text or peers, got ${opt.only}`);
+if (smoke && opt.only !== 'peers') throw new Error('--smoke: only with --only peers');
+if (smoke) Object.assign(opt, { reps: 1, traceReps: 1 });
 
 // Runs in the page. Each case: a runner per thread count; outputs checked; then `reps` rounds in
 // which every runner runs once in turn (batches of >= 40 ms), medians.
@@ -326,4 +340,76 @@ async function mainText() {
   if (failed) process.exit(1);
 }
 
-await (opt.only === 'text' ? mainText() : main());
+// --only peers: a page per thread count (1: not isolated; N: isolated), lib/peers/browser.mjs in each.
+async function mainPeers() {
+  const { build } = await import('esbuild');
+  // The page imports onnxruntime-web's loader and .wasm from /ort/ (the build that keeps them
+  // outside the bundle), tfjs' .wasm files from /tfjs/.
+  const bundle = await build({ entryPoints: [join(repo, 'bench/wasm/lib/peers/browser.mjs')], bundle: true, write: false, format: 'esm',
+    platform: 'browser', conditions: ['onnxruntime-web-use-extern-wasm'], external: ['node:*'], logLevel: 'warning' });
+  const peersJs = bundle.outputFiles[0].text;
+  const ortDist = join(repo, 'bench/wasm/node_modules/onnxruntime-web/dist');
+  const extra = (rel) => {
+    if (rel === '/peers.js') return { body: peersJs, type: 'text/javascript' };
+    if (rel.startsWith('/ort/')) return join(ortDist, rel.slice(5));
+    if (rel.startsWith('/tfjs/')) return tfjsFiles[rel.slice(6)] ?? null;
+    return null;
+  };
+  const html = `<!doctype html><meta charset="utf-8"><title>rungs vs peers</title><script type="module">
+const report = (r) => fetch('/result', { method: 'POST', body: JSON.stringify(r) });
+try {
+  const q = new URLSearchParams(location.search);
+  const { runPeers, Mismatch } = await import('/peers.js');
+  try {
+    const smoke = q.get('smoke') === '1';
+    const r = await runPeers({ pkg: await import('/pkg/index.js'), threads: +q.get('threads'), reps: +q.get('reps'), traceReps: +q.get('traceReps'),
+      requests: smoke ? 50 : null, quiet: async () => (smoke ? { ms: 0, quiet: false } : (await fetch('/quiet')).json()),
+      progress: (m) => fetch('/progress', { method: 'POST', body: m }) });
+    await report({ ok: true, ...r });
+  } catch (e) {
+    await report({ mismatch: e instanceof Mismatch, failure: String((e && e.stack) || e) });
+  }
+} catch (e) {
+  await report({ failure: String((e && e.stack) || e) });
+}</script>`;
+  console.log('rungs vs tfjs-backend-wasm vs onnxruntime-web in headless Chromium, the same thread count for all three (a page per count);' +
+    ` kernels: medians of ${opt.reps} interleaved batches; trace: ${opt.traceReps} warm passes (median) after a first pass from fresh caches / sessions` +
+    (smoke ? '\n  --smoke: one repetition, the first 50 requests, nothing waited for: the figures are not judged' : ''));
+  for (const T of [...new Set([1, opt.threads])]) {
+    const before = T > 1 ? await machineCapacity(T) : null;
+    const tripBefore = T > 1 ? await lineRoundTrip() : null;
+    const r = await inChromium({ html, isolated: T > 1, query: `?threads=${T}&reps=${opt.reps}&traceReps=${opt.traceReps}&smoke=${smoke ? 1 : 0}`, extra, timeoutMs: 1_800_000 });
+    if (r.failure) {
+      console.log(`FAILED (${T} thread${T > 1 ? 's' : ''}): ${r.failure}`);
+      process.exit(r.mismatch ? 1 : 2);
+    }
+    const e = r.environment;
+    console.log(`\n${T} thread${T > 1 ? 's' : ''} (crossOriginIsolated ${e.isolated}; ` + (smoke ? 'not waited for the engines\' compiles)'
+      : `Chromium ${e.quiet.quiet ? 'idle' : 'still busy'} ${(e.quiet.ms / 1000).toFixed(1)} s after the engines loaded, before anything was timed)`));
+    for (const k of ['rungs', 'tfjs', 'ort']) console.log(`  ${k.padEnd(5)}  ${e[k]}`);
+    const gf = (x, ms) => (x.flops ? fixed(x.flops / ms / 1e6) : '-');
+    const vs = (ms) => Math.min(ms.tfjs, ms.ort) / ms.rungs;
+    console.log(table(['case', 'rungs ms', 'tfjs ms', 'ort ms', 'rungs GFLOP/s', 'tfjs GFLOP/s', 'ort GFLOP/s', 'vs faster peer', 'output floats',
+      'fresh array ms', 'max rel diff'],
+      r.kernels.map((x) => [x.name, fixed(x.ms.rungs, 3), fixed(x.ms.tfjs, 3), fixed(x.ms.ort, 3), gf(x, x.ms.rungs), gf(x, x.ms.tfjs), gf(x, x.ms.ort),
+        ratio(vs(x.ms)), x.outLength, fixed(x.ms.fresh, 3), sci(x.maxRelDiff)])));
+    console.log('  fresh array ms: a new Float32Array of the output\'s length written once, timed beside the engines: every engine here returns its' +
+      ' result in such an array, so each row\'s times include this much of the browser\'s allocator');
+    const t = r.trace;
+    console.log(table([`trace (${t.requests.toLocaleString('en')} requests)`, 'rungs ms', 'tfjs ms', 'ort ms', 'vs faster peer', 'rungs compiles', 'max rel diff'],
+      [['first pass (set-up and compiles included)', fixed(t.firstMs.rungs), fixed(t.firstMs.tfjs), fixed(t.firstMs.ort), ratio(vs(t.firstMs)), t.compiles, sci(t.maxRelDiff)],
+        ['warm pass', fixed(t.warmMs.rungs), fixed(t.warmMs.tfjs), fixed(t.warmMs.ort), ratio(vs(t.warmMs)), '', '']]));
+    console.log('  rungs: pow2 8..256 with active extent; tfjs and ORT at exact shapes (ORT: one session, the sequence dim symbolic)');
+    const state = (v) => (smoke ? 'not judged' : v >= 1.3 ? 'met' : 'MISSED');
+    for (const x of r.kernels) console.log(`  goal: ${x.name} (${T}t): rungs >= 1.3x the faster peer: ${state(vs(x.ms))} (${ratio(vs(x.ms))})`);
+    for (const [k, ms] of [['warm', t.warmMs], ['first pass', t.firstMs]])
+      console.log(`  goal: trace, ${k} (${T}t): rungs >= 1.3x the faster peer: ${state(vs(ms))} (${ratio(vs(ms))})`);
+    if (T > 1) {
+      const capacity = capacityReport(T, before, await machineCapacity(T), { before: tripBefore, after: await lineRoundTrip() });
+      console.log(`  cores  ${capacity.line}`);
+      if (capacity.warning) console.log(`  note: ${capacity.warning}`);
+    }
+  }
+}
+
+await (opt.only === 'text' ? mainText() : opt.only === 'peers' ? mainPeers() : main());

@@ -42,7 +42,7 @@ import { fileURLToPath } from 'node:url';
 
 import { capacityReport, capacityStartLine, lineRoundTrip, machineCapacity } from './lib/capacity.mjs';
 import { Mismatch, check as checkTol, parseOptions, uniform } from './lib/harness.mjs';
-import { readModel } from './lib/model.mjs';
+import { readModel } from './lib/model-file.mjs';
 import * as onnxFiles from './lib/onnx-files.mjs';
 import { modelGraph } from './lib/peers/ort-graphs.mjs';
 import * as ortPeer from './lib/peers/ort.mjs';
@@ -111,7 +111,7 @@ if (opt.parts.includes('text')) {
     `${opt.threads} thread${opt.threads > 1 ? 's' : ''}, Node ${process.version}, ${os.cpus()[0]?.model ?? '?'} (${os.cpus().length} logical cores), load average ${os.loadavg()[0].toFixed(1)}`);
   out(`  corpus: ${lines.length} distinct non-empty lines of ${LICENSES}/* (regular files, sorted${opt.smoke ? '; --smoke: spread over all' : ''})`);
   try {
-    const res = await textNode({ pkgDir: rungsPeer.packageDir, threads: opt.threads, lines, progress });
+    const res = await textNode({ pkgDir: await rungsPeer.packageDir(), threads: opt.threads, lines, progress });
     const { row } = res;
     for (const [k, v] of Object.entries(res.environment)) out(`  ${k.padEnd(5)}  ${v}`);
     out(`  model load: tfjs ${fixed(row.tfjsLoadMs)} ms, rungs ${fixed(row.rungsLoadMs)} ms (not in the times below)`);

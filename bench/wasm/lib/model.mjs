@@ -11,19 +11,17 @@
 //   add             residual
 // A peer is an object with the primitive methods used below (lib/peers/*.mjs); values are
 // whatever the peer uses (tensors for tfjs, value names for an ONNX graph).
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-
+// No Node modules here: headless Chromium runs this file too (bench/wasm/browser.mjs --only peers);
+// model-file.mjs reads a model from disk.
 import { readSafetensors } from './safetensors.mjs';
 
-/** Reads name.json and the weights beside it: {spec, jsonText, weightBytes, params}. */
-export function readModel(jsonPath) {
-  const jsonText = readFileSync(jsonPath, 'utf8');
+/**
+ * A model from its JSON text and the bytes of its weights file (`weightsName`, for messages):
+ * {spec, jsonText, weightBytes, params}.
+ */
+export function modelFromBytes(jsonText, weightBytes, weightsName) {
   const spec = JSON.parse(jsonText);
-  const weightsPath = join(dirname(jsonPath), spec.weights);
-  const weightBytes = new Uint8Array(readFileSync(weightsPath));
-  const params = readSafetensors(weightBytes, weightsPath);
-  return { spec, jsonText, weightBytes, params };
+  return { spec, jsonText, weightBytes, params: readSafetensors(weightBytes, weightsName) };
 }
 
 /** Input shapes at `extent` (the bucket dim replaced). */

@@ -13,12 +13,16 @@ export const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-/** Starts both clocks; the returned function gives {wall, cpu} ms since. */
+// A page has no process CPU clock (bench/wasm/browser.mjs --only peers runs this file there): cpu is null.
+const hasCpuClock = typeof process === 'object' && typeof process.cpuUsage === 'function';
+
+/** Starts both clocks; the returned function gives {wall, cpu} ms since (cpu null in a page). */
 export function stopwatch() {
-  const c0 = process.cpuUsage();
+  const c0 = hasCpuClock ? process.cpuUsage() : null;
   const t0 = performance.now();
   return () => {
     const wall = performance.now() - t0;
+    if (!c0) return { wall, cpu: null };
     const c = process.cpuUsage(c0);
     return { wall, cpu: (c.user + c.system) / 1000 };
   };
@@ -83,12 +87,12 @@ export async function sideBySide(cases, { warmup = 3, warmupMs = 200, reps = 11,
       const stop = stopwatch();
       for (let i = 0; i < n; ++i) await call(c.fn);
       const t = stop();
-      samples.get(c.name).push({ wall: t.wall / n, cpu: t.cpu / n });
+      samples.get(c.name).push({ wall: t.wall / n, cpu: t.cpu == null ? null : t.cpu / n });
     }
   const out = new Map();
   for (const c of cases) {
     const s = samples.get(c.name);
-    out.set(c.name, { wall: median(s.map((x) => x.wall)), cpu: median(s.map((x) => x.cpu)), samples: s, calls: calls.get(c.name) });
+    out.set(c.name, { wall: median(s.map((x) => x.wall)), cpu: hasCpuClock ? median(s.map((x) => x.cpu)) : null, samples: s, calls: calls.get(c.name) });
   }
   return out;
 }

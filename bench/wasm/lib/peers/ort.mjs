@@ -14,7 +14,9 @@ const sessionOptions = { executionProviders: ['wasm'], graphOptimizationLevel: '
 // The module and the options every session here uses, for the ONNX files' section (lib/onnx-files.mjs).
 export { ort, sessionOptions };
 
-export async function init(threads = 1) {
+// wasmPaths: where a page serves onnxruntime-web's dist folder (its .wasm and loader); Node finds them itself.
+export async function init(threads = 1, { wasmPaths } = {}) {
+  if (wasmPaths) ort.env.wasm.wasmPaths = wasmPaths;
   ort.env.wasm.numThreads = threads;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';

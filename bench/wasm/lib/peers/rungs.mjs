@@ -3,14 +3,17 @@
 // package holds it, wasm/npm/index.js), imported by path: RUNGS_NPM (a folder holding index.js) or
 // <repo>/build/wasm-release/npm. scripts/bench-wasm builds it first. Every graph is compiled with
 // an explicit CompileOptions.threads (the threaded variant's default 0 means every core).
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Headless Chromium runs this file too (bench/wasm/browser.mjs --only peers, through use()): the
+// Node modules are imported only by packageDir() and init().
 
 export const name = 'rungs';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
-export const packageDir = process.env.RUNGS_NPM ? resolve(process.env.RUNGS_NPM) : join(repo, 'build/wasm-release/npm');
+/** The package folder in Node: RUNGS_NPM, or <repo>/build/wasm-release/npm. */
+export async function packageDir() {
+  const { resolve } = await import('node:path');
+  const { fileURLToPath } = await import('node:url');
+  return process.env.RUNGS_NPM ? resolve(process.env.RUNGS_NPM) : fileURLToPath(new URL('../../../../build/wasm-release/npm', import.meta.url));
+}
 
 let r = null;  // the imported package
 
@@ -34,16 +37,25 @@ function has(path) {
   return o != null;
 }
 
-/** Loads the package; returns {info, missing: {part: [api...]}}. Throws if it cannot be imported. */
+/** Loads the package in Node; returns use()'s answer. Throws if it cannot be imported. */
 export async function init() {
-  const index = join(packageDir, 'index.js');
+  const { existsSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { pathToFileURL } = await import('node:url');
+  const dir = await packageDir();
+  const index = join(dir, 'index.js');
   if (!existsSync(index))
-    throw new Error(`rungs: no package at ${packageDir} (build it: source scripts/lib.sh; build wasm-release rungs_wasm)`);
-  r = await import(pathToFileURL(index).href);
+    throw new Error(`rungs: no package at ${dir} (build it: source scripts/lib.sh; build wasm-release rungs_wasm)`);
+  return use(await import(pathToFileURL(index).href), dir);
+}
+
+/** Uses `pkg`, the package imported from `from`; returns {info, missing: {part: [api...]}, maxThreads}. */
+export function use(pkg, from) {
+  r = pkg;
   const missing = {};
   for (const [part, apis] of Object.entries(needs)) missing[part] = apis.filter((a) => !has(a));
   const t = r.threading ? r.threading() : { variant: 'single', maxThreads: 1 };
-  return { info: `rungs ${r.version()} (npm package, ISA ${r.cpuIsa()}, ${t.variant} variant, up to ${t.maxThreads} threads) from ${packageDir}`,
+  return { info: `rungs ${r.version()} (npm package, ISA ${r.cpuIsa()}, ${t.variant} variant, up to ${t.maxThreads} threads) from ${from}`,
     missing, maxThreads: t.maxThreads };
 }
 

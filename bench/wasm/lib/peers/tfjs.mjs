@@ -4,7 +4,7 @@
 // are uploaded once as kept tensors. Matmuls with a bias use tf.fused.matMul (XNNPACK fully
 // connected with the bias fused); GELU is composed from Erf (the wasm backend fuses no GELU).
 import * as tf from '@tensorflow/tfjs-core';
-import { getThreadsCount, setThreadsCount, version_wasm } from '@tensorflow/tfjs-backend-wasm';
+import { getThreadsCount, setThreadsCount, setWasmPaths, version_wasm } from '@tensorflow/tfjs-backend-wasm';
 
 import { lowerModel } from '../model.mjs';
 
@@ -12,8 +12,10 @@ export const name = 'tfjs-wasm';
 
 // threads > 1: the threaded SIMD binary. Its loader starts its pthread workers from a blob: URL,
 // which Node's worker_threads refuse (ERR_WORKER_PATH): in Node init throws at once, and
-// bench/wasm/run.mjs leaves tfjs out of the row and says so.
-export async function init(threads = 1) {
+// bench/wasm/run.mjs leaves tfjs out of the row and says so; in a cross-origin isolated page
+// (bench/wasm/browser.mjs --only peers) it runs. wasmPaths: where a page serves the .wasm files.
+export async function init(threads = 1, { wasmPaths } = {}) {
+  if (wasmPaths) setWasmPaths(wasmPaths);
   if (threads > 1 && typeof process === 'object') {
     throw new Error('its threaded binary does not start in Node (pthread workers from blob: URLs, which worker_threads refuse)');
   }
