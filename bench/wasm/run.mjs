@@ -49,6 +49,7 @@ import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
 import { simd128Peak } from './lib/simd-peak.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
+import { checkTrace, encoderShapes, exactScheme, rungsScheme, runGroup, traceRequests } from './lib/trace.mjs';
 import { median, sideBySide, stopwatch, waitForQuiet } from './lib/timing.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -93,8 +94,8 @@ const results = { environment: {}, kernels: null, trace: null, onnx: null, text:
 // The trace goals are judged over the bundled trace's 2,000 requests; over fewer (CI's smoke runs
 // 30) the first pass is mostly compiles, and the goal lines say "not judged".
 const FULL_TRACE = 2000;
-const traceRequests = opt.parts.includes('text') ? 0 : readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).length;
-const traceCut = traceRequests < FULL_TRACE ? `${traceRequests} requests, judged over ${FULL_TRACE.toLocaleString('en')}` : null;
+const traceLength = opt.parts.includes('text') ? 0 : readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).length;
+const traceCut = traceLength < FULL_TRACE ? `${traceLength} requests, judged over ${FULL_TRACE.toLocaleString('en')}` : null;
 
 // ------------------------------------------------------------------ 4. text (alone)
 if (opt.parts.includes('text')) {
@@ -360,48 +361,15 @@ function goal(what, wall, cpu, ok, fmt, cut = null) {
 // ------------------------------------------------------------------ 2. trace
 async function trace() {
   const lengths = readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).map(Number);
-  // Inputs as bench/cache/bucket_bench.cpp makes them: deterministic ids, every token real.
-  const reqs = lengths.map((len, i) => ({
-    len,
-    ids: Float32Array.from({ length: len }, (_, t) => 1 + ((i * 131 + t * 7919) % 999)),
-    mask: new Float32Array(len).fill(1),
-  }));
+  const reqs = traceRequests(lengths);
   const actualRows = lengths.reduce((a, b) => a + b, 0);
   const enc = models.encoder;
-  const shapesFor = (inp) => ({ ids: [1, inp.ids.length], mask: [1, inp.mask.length] });
 
-  // Contenders: each has fresh() -> {setupMs, run(from, to, outs|null), stats(), dispose()}.
   const contenders = [];
   if (can('cache')) {
     const r = rungsPeer.api();
-    const model = rungsPeer.loadModel(enc);
-    const build = (upper) => model.build(upper);
-    // Each bucket compiles with CompileOptions.threads (ensureHirWithParams on a length's first
-    // request; runPadded would compile with the default, 0 = every core).
-    const scheme = (name, make, threads = T) => ({
-      name,
-      fresh() {
-        const cache = make();
-        const seen = new Set();
-        return {
-          setupMs: 0,
-          run(from, to, outs) {
-            for (let i = from; i < to; ++i) {
-              const q = reqs[i];
-              if (!seen.has(q.len)) {
-                seen.add(q.len);
-                cache.ensureHirWithParams(q.len, model, { threads })?.graph.delete();
-              }
-              const res = cache.runPadded(q.len, q.len, build, [{ name: 'ids', data: q.ids, inner: 1 }, { name: 'mask', data: q.mask, inner: 1 }], [0]);
-              if (!res) throw new Error(`${name}: length ${q.len} has no bucket`);
-              if (outs) outs[i] = res.outputs[0];
-            }
-          },
-          stats: () => cache.stats(),
-          dispose: () => cache.delete(),
-        };
-      },
-    });
+    const hir = rungsPeer.loadModel(enc);
+    const scheme = (name, make, threads = T) => rungsScheme(name, { reqs, make, hir, model: (upper) => hir.build(upper), threads });
     contenders.push(scheme('rungs (a) pow2 8..256', () => r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256)));
     contenders.push(scheme('rungs (b) one bucket 256', () => new r.BucketedCompileCache(r.Device.Cpu, [{ start: 1, end: 257 }])));
     contenders.push(scheme('rungs (c) pow2 + active extent', () => {
@@ -411,98 +379,23 @@ async function trace() {
     }));
     if (T > 1) contenders.push(scheme('rungs (a) pow2 8..256, 1 thread', () => r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256), 1));
   }
-  const exact = (name, make, isAsync) => ({
-    name,
-    fresh: async () => {
-      const runner = await make();
-      return {
-        setupMs: runner.setupMs,
-        async run(from, to, outs) {
-          for (let i = from; i < to; ++i) {
-            const inputs = { ids: reqs[i].ids, mask: reqs[i].mask };
-            const y = isAsync ? await runner.run(inputs) : runner.run(inputs);
-            if (outs) outs[i] = y[0];
-          }
-        },
-        stats: () => null,
-        dispose: () => runner.dispose(),
-      };
-    },
-  });
-  if (hasTfjs) contenders.push(exact('tfjs-wasm exact shapes', () => tfjsPeer.model(enc, shapesFor), false));
-  contenders.push(exact('ort-web exact shapes', () => ortPeer.model(enc, null, shapesFor), true));
+  if (hasTfjs) contenders.push(exactScheme('tfjs-wasm exact shapes', { reqs, make: () => tfjsPeer.model(enc, encoderShapes) }));
+  contenders.push(exactScheme('ort-web exact shapes', { reqs, make: () => ortPeer.model(enc, null, encoderShapes) }));
 
-  // One pass over the trace for every contender, interleaved by chunks of requests (each contender
-  // runs a chunk in turn), so that load from elsewhere on the machine lands on all of them alike.
-  // Returns each contender's total ms.
-  const chunk = 50;
-  async function interleavedPass(live, keep) {
-    const ms = live.map(() => ({ wall: 0, cpu: 0 }));
-    for (let from = 0; from < reqs.length; from += chunk) {
-      const to = Math.min(reqs.length, from + chunk);
-      for (const [k, l] of live.entries()) {
-        await settle();
-        const stop = stopwatch();
-        await l.inst.run(from, to, keep ? l.outputs : null);
-        const t = stop();
-        ms[k].wall += t.wall;
-        ms[k].cpu += t.cpu;
-      }
-    }
-    return ms;
-  }
-
-  // One group of contenders, interleaved: process warm-up, first pass, warm passes. At one thread
-  // every contender is one group; at more, rungs' schemes run before any peer's session exists,
-  // then the peers (see the header: a threaded peer's spinning workers take a core).
-  async function runGroup(group) {
-    // Process warm-up, once per engine: a throwaway instance runs the first request, so that
-    // one-time costs of the process (V8 tiering up each engine's wasm code, first-use allocations)
-    // do not land on whichever contender happens to run first.
-    progress('process warm-up (a throwaway cache / session per engine)');
-    for (const c of group.filter((x) => !x.name.startsWith('rungs (b)') && !x.name.startsWith('rungs (c)'))) {
-      const inst = await c.fresh();
-      await inst.run(0, 1, null);
-      inst.dispose();
-    }
-    // First pass: a fresh cache / session per contender (set-up timed and included), then the
-    // trace, compiles included; its outputs are kept and checked below, every request.
-    progress('first pass (fresh caches and sessions, compiles included)');
-    const live = [];
-    for (const c of group) {
-      const stop = stopwatch();
-      const inst = await c.fresh();
-      live.push({ c, inst, setup: stop(), outputs: new Array(reqs.length), warm: [] });
-    }
-    const firstMs = await interleavedPass(live, true);
-    for (const [k, l] of live.entries()) {
-      l.first = { wall: l.setup.wall + firstMs[k].wall, cpu: l.setup.cpu + firstMs[k].cpu };
-      l.st = l.inst.stats();
-    }
-    // Warm passes, interleaved the same way.
-    for (let rep = 0; rep < opt.traceReps; ++rep) {
-      progress(`warm pass ${rep + 1}/${opt.traceReps}`);
-      const ms = await interleavedPass(live, false);
-      for (const [k, l] of live.entries()) l.warm.push(ms[k]);
-    }
-    if (settleMs > 0) await settle();
-    return live;
-  }
+  // Interleaved by chunks of 50 requests (lib/trace.mjs). At one thread every contender is one
+  // group; at more, rungs' schemes run before any peer's session exists, then the peers (see the
+  // header: a threaded peer's spinning workers take a core). The process warm-up runs once per
+  // engine: schemes (b) and (c) share (a)'s.
+  const group = (cs) => runGroup(cs, { requests: reqs.length, reps: opt.traceReps, settle, progress,
+    warmUp: (c) => !c.name.startsWith('rungs (b)') && !c.name.startsWith('rungs (c)') });
   const isRungs = (c) => c.name.startsWith('rungs');
   const live = T > 1
-    ? [...(await runGroup(contenders.filter(isRungs))), ...(await runGroup(contenders.filter((c) => !isRungs(c))))]
-    : await runGroup(contenders);
+    ? [...(await group(contenders.filter(isRungs))), ...(await group(contenders.filter((c) => !isRungs(c))))]
+    : await group(contenders);
 
   // Every request's output against tfjs (or ORT when tfjs is not there).
   const ref = live.find((l) => l.c.name.startsWith('tfjs')) ?? live.find((l) => l.c.name.startsWith('ort'));
-  for (const l of live) {
-    if (l === ref) continue;
-    let worst = 0;
-    for (let i = 0; i < reqs.length; ++i)
-      worst = Math.max(worst, check(`encoder, request ${i} (length ${reqs[i].len}): ${l.c.name} vs ${ref.c.name}`, l.outputs[i], ref.outputs[i]));
-    l.maxRelDiff = worst;
-  }
-  for (const l of live) l.outputs = null;
+  checkTrace(live, ref, reqs, TOL);
 
   const warmOf = (l, clock) => median(l.warm.map((t) => t[clock]));
   const rows = live.map((l) => {
@@ -527,7 +420,7 @@ async function trace() {
       vsTfjsWarmCpu: warmOf(ref, 'cpu') / warmOf(l, 'cpu'),
       vsTfjsFirst: ref.first.wall / l.first.wall,
       vsTfjsFirstCpu: ref.first.cpu / l.first.cpu,
-      maxRelDiff: l.maxRelDiff ?? 0,
+      maxRelDiff: l.maxRelDiff,
     };
   });
   return { requests: reqs.length, actualRows, distinctLengths: new Set(lengths).size, rows };

@@ -17,7 +17,8 @@
 // engines' workers spin for a while after a call and would take the next contender's cores.
 import { check, uniform } from '../harness.mjs';
 import { modelFromBytes } from '../model.mjs';
-import { median, sideBySide, stopwatch } from '../timing.mjs';
+import { median, sideBySide } from '../timing.mjs';
+import { checkTrace, encoderShapes, exactScheme, rungsScheme, runGroup, traceRequests } from '../trace.mjs';
 import * as ortPeer from './ort.mjs';
 import * as rungsPeer from './rungs.mjs';
 import * as tfjsPeer from './tfjs.mjs';
@@ -103,103 +104,35 @@ export async function runPeers({ pkg, threads: T, reps, traceReps, requests = nu
   const enc = models.encoder;
   const lengths = (await (await fetch('/examples/traces/chat-lognormal-2000.txt')).text()).split('\n').filter((l) => l.trim()).map(Number)
     .slice(0, requests ?? undefined);
-  const reqs = lengths.map((len, i) => ({
-    len,
-    ids: Float32Array.from({ length: len }, (_, t) => 1 + ((i * 131 + t * 7919) % 999)),
-    mask: new Float32Array(len).fill(1),
-  }));
-  const shapesFor = (inp) => ({ ids: [1, inp.ids.length], mask: [1, inp.mask.length] });
-  const model = rungsPeer.loadModel(enc);
+  const reqs = traceRequests(lengths);
+  const hir = rungsPeer.loadModel(enc);
   const r = rungsPeer.api();
-  // fresh() -> {run(from, to, outs | null), dispose()}; each timed with its set-up.
   const contenders = {
-    rungs: () => {
+    rungs: rungsScheme('rungs', { reqs, hir, threads: T, make: () => {
       const cache = r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256);
       cache.setActiveExtent(true);
-      const seen = new Set();
-      return {
-        run(from, to, outs) {
-          for (let i = from; i < to; ++i) {
-            const q = reqs[i];
-            if (!seen.has(q.len)) {
-              seen.add(q.len);
-              cache.ensureHirWithParams(q.len, model, { threads: T })?.graph.delete();
-            }
-            const res = cache.runPadded(q.len, q.len, model, [{ name: 'ids', data: q.ids, inner: 1 }, { name: 'mask', data: q.mask, inner: 1 }], [0]);
-            if (outs) outs[i] = res.outputs[0];
-          }
-        },
-        stats: () => cache.stats(),
-        dispose: () => cache.delete(),
-      };
-    },
-    tfjs: () => exact(tfjsPeer.model(enc, shapesFor)),
-    ort: async () => exact(await ortPeer.model(enc, null, shapesFor)),
+      return cache;
+    } }),
+    tfjs: exactScheme('tfjs', { reqs, make: () => tfjsPeer.model(enc, encoderShapes) }),
+    ort: exactScheme('ort', { reqs, make: () => ortPeer.model(enc, null, encoderShapes) }),
   };
-  function exact(runner) {
-    return {
-      async run(from, to, outs) {
-        for (let i = from; i < to; ++i) {
-          const y = await runner.run({ ids: reqs[i].ids, mask: reqs[i].mask });
-          if (outs) outs[i] = y[0];
-        }
-      },
-      stats: () => null,
-      dispose: () => runner.dispose(),
-    };
-  }
-  // Process warm-up: each engine runs one request in a throwaway cache / session.
-  for (const fresh of Object.values(contenders)) {
-    const inst = await fresh();
-    await inst.run(0, 1, null);
-    inst.dispose();
-  }
-  const chunk = 50;
-  const pass = async (live, keep) => {
-    const ms = live.map(() => 0);
-    for (let from = 0; from < reqs.length; from += chunk)
-      for (const [k, l] of live.entries()) {
-        if (settleMs) await sleep(settleMs);
-        const stop = stopwatch();
-        await l.inst.run(from, Math.min(reqs.length, from + chunk), keep ? l.outputs : null);
-        ms[k] += stop().wall;
-      }
-    return ms;
-  };
+  const settle = () => (settleMs ? sleep(settleMs) : null);
   const live = [];
   for (const group of groups) {
-    progress(`${T} thread${T > 1 ? 's' : ''}: trace (${group.join(', ')}), first pass`);
-    const gl = [];
-    for (const name of group) {
-      const stop = stopwatch();
-      gl.push({ name, inst: await contenders[name](), setupMs: stop().wall, outputs: new Array(reqs.length), warm: [] });
-    }
-    const firstMs = await pass(gl, true);
-    gl.forEach((l, k) => (l.firstMs = l.setupMs + firstMs[k]));
-    for (let rep = 0; rep < traceReps; ++rep) {
-      progress(`${T} thread${T > 1 ? 's' : ''}: trace (${group.join(', ')}), warm pass ${rep + 1}/${traceReps}`);
-      const ms = await pass(gl, false);
-      gl.forEach((l, k) => l.warm.push(ms[k]));
-    }
-    for (const l of gl) {
-      l.stats = l.inst.stats();
-      l.inst.dispose();
-    }
+    const what = `${T} thread${T > 1 ? 's' : ''}: trace (${group.join(', ')})`;
+    const gl = await runGroup(group.map((k) => contenders[k]), { requests: reqs.length, reps: traceReps, settle,
+      progress: (text) => progress(`${what}, ${text}`) });
+    for (const l of gl) l.inst.dispose();  // before the next group runs
     live.push(...gl);
-    if (settleMs) await sleep(settleMs);
   }
-  const byName = Object.fromEntries(live.map((l) => [l.name, l]));
-  let traceDiff = 0;
-  for (let i = 0; i < reqs.length; ++i) {
-    const what = (k, ref) => `trace request ${i} (length ${reqs[i].len}): ${k} vs ${ref}`;
-    traceDiff = Math.max(traceDiff, check(what('rungs', 'tfjs'), byName.rungs.outputs[i], byName.tfjs.outputs[i], TOL),
-      check(what('ort', 'tfjs'), byName.ort.outputs[i], byName.tfjs.outputs[i], TOL));
-  }
-  const compiles = byName.rungs.stats.compiles;
+  const byName = Object.fromEntries(live.map((l) => [l.c.name, l]));
+  checkTrace(live, byName.tfjs, reqs, TOL);
+  const traceDiff = Math.max(...live.map((l) => l.maxRelDiff));
+  const compiles = byName.rungs.st.compiles;
   const trace = {
     threads: T, requests: reqs.length, compiles, maxRelDiff: traceDiff,
-    firstMs: Object.fromEntries(live.map((l) => [l.name, l.firstMs])),
-    warmMs: Object.fromEntries(live.map((l) => [l.name, median(l.warm)])),
+    firstMs: Object.fromEntries(live.map((l) => [l.c.name, l.first.wall])),
+    warmMs: Object.fromEntries(live.map((l) => [l.c.name, median(l.warm.map((t) => t.wall))])),
   };
   return { environment, kernels, trace };
 }
