@@ -426,10 +426,13 @@ int main(int argc, char** argv) {
           "\"fraction_of_peak\":%.3f,\"goal_met\":%s,\"max_rel_diff\":%.2e}",
           first ? "" : ",", s->m, s->k, s->n, r, o, e, ratio, frac, ok ? "true" : "false", diff);
     } else {
+      // The ratios and the share are cut, not rounded, to the digits shown: 0.998x printed as
+      // 1.00x beside MISSED read as a contradiction.
+      const auto cut = [](double x, double scale) { return std::floor(x * scale) / scale; };
       char share[16] = "     -";
-      if (peak > 0) std::snprintf(share, sizeof share, "%5.1f%%", 100 * frac);
+      if (peak > 0) std::snprintf(share, sizeof share, "%5.1f%%", cut(100 * frac, 10));
       add("%5d %5d %5d | %8.1f %8.1f %8.1f | %6.2fx %6.2fx %6.2fx | %s | %-24s | %.1e%s\n", s->m, s->k, s->n, r, o,
-          e, o > 0 ? r / o : 0, e > 0 ? r / e : 0, ratio, share, goal, diff, diff > 1e-4 ? " DISAGREE" : "");
+          e, cut(o > 0 ? r / o : 0, 100), cut(e > 0 ? r / e : 0, 100), cut(ratio, 100), share, goal, diff, diff > 1e-4 ? " DISAGREE" : "");
     }
     first = false;
   }
