@@ -9,9 +9,12 @@
 // another, microseconds apart, so a call must cost about a cache-line round trip, not a queue, an
 // allocation and a futex wake-up per kernel.
 //   - One fixed job slot (the function, n, the part count), published by bumping a generation
-//     packed with the part count and the next unclaimed part in one atomic word. Threads claim
-//     parts from that word with a compare-and-swap: no allocation, no lock, no per-part task; a
-//     thread that finishes early takes the next part.
+//     packed with the part count and the claimed parts in one atomic word. Threads claim parts
+//     from that word with a compare-and-swap: no allocation, no lock, no per-part task; a thread
+//     that finishes early takes the next part. The caller claims from the front, the workers from
+//     the back (pthreadpool gives each thread a range and lets it steal: the same locality). The
+//     generation is 16 bits: a worker asleep across exactly 65,536 calls misses the one that
+//     brings its generation back, which then runs on the other threads.
 //   - Completion is an atomic count of finished parts; the caller spins on it, then sleeps.
 //   - Workers spin on the word for the next job (100 us natively, 1 ms in wasm; see kSpinTime)
 //     before they sleep on a condition variable (Atomics.wait in wasm); an idle pool sleeps and
@@ -83,7 +86,8 @@ class ThreadPool {
 
   std::vector<std::thread> threads_;
 
-  // The job word: generation (32 bits) | parts (16) | next unclaimed part (16).
+  // The job word: generation (16 bits) | parts (16) | parts claimed from the back, by workers (16)
+  // | from the front, by the caller (16).
   alignas(64) std::atomic<uint64_t> job_{0};
   // The job slot, written by the caller that holds busy_ before it publishes job_.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;

@@ -259,6 +259,57 @@ TEST(ThreadPool, GrainKeepsSmallWorkOnOneThread) {
   }
 }
 
+// The caller claims parts from the front and the workers from the back: with the caller held in
+// its first part, the worker runs the rest from the last down, and the caller, released, finds
+// none left. On two cores of one speed each thus keeps the same half of a call's parts, run after
+// run (and the output it wrote stays in its own cache).
+TEST(ThreadPool, WorkersClaimPartsFromTheBack) {
+  RUNGS_SKIP_WITHOUT_THREADS();
+  ThreadPool pool(1);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::mutex mu;
+  std::vector<int64_t> by_worker, by_caller;
+  std::atomic<bool> timed_out{false};
+  pool.parallel_for(6, 6, [&](int64_t b, int64_t e) {
+    if (std::this_thread::get_id() != caller) {
+      std::lock_guard<std::mutex> lock(mu);
+      for (int64_t i = b; i < e; ++i) by_worker.push_back(i);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (int64_t i = b; i < e; ++i) by_caller.push_back(i);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (by_worker.size() == 5) break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        timed_out = true;
+        break;
+      }
+    }
+  });
+  ASSERT_FALSE(timed_out.load()) << "the worker did not take the 5 parts the caller left";
+  EXPECT_EQ(by_caller, (std::vector<int64_t>{0}));
+  EXPECT_EQ(by_worker, (std::vector<int64_t>{5, 4, 3, 2, 1}));
+
+  // Free on both sides, the caller's parts are a prefix and the worker's the rest, whoever ran more.
+  for (int round = 0; round < 50; ++round) {
+    std::vector<int> owner(64, -1);
+    pool.parallel_for(64, 64, [&](int64_t b, int64_t e) {
+      const int who = std::this_thread::get_id() == caller ? 0 : 1;
+      for (int64_t i = b; i < e; ++i) owner[static_cast<size_t>(i)] = who;
+    });
+    const auto first_worker = std::find(owner.begin(), owner.end(), 1);
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    EXPECT_EQ(std::count(owner.begin(), owner.end(), -1), 0);
+    EXPECT_EQ(std::count(first_worker, owner.end(), 0), 0) << "a caller part after a worker part";
+  }
+}
+
 // RunContext::parallel_tasks: each task is a part of its own, claimed by whichever thread is
 // free. The caller's first task is held until the worker has claimed it all the rest (as on a
 // core slowed by another process), so the worker runs them: a split into one range per thread
