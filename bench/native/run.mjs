@@ -41,8 +41,8 @@ import * as ort from 'onnxruntime-node';
 import { inputShapes } from '../wasm/lib/model.mjs';
 import { readModel } from '../wasm/lib/model-file.mjs';
 import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
-import { capacityReport, capacityStartLine, lineRoundTrip, machineCapacity } from '../wasm/lib/capacity.mjs';
-import { Mismatch, check as checkTol, parseOptions, uniform } from '../wasm/lib/harness.mjs';
+import { capacityWatch } from '../wasm/lib/capacity.mjs';
+import { check as checkTol, parseOptions, stopOnMismatch, uniform } from '../wasm/lib/harness.mjs';
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
 import { ONNX_MODELS, checkOutputs, loadOnnx, onnxInputs, ortSession } from './onnx-models.mjs';
@@ -124,9 +124,8 @@ out(`  rungs  ${results.environment.rungs}\n  ort    ${results.environment.ort}`
 // What the machine gives the most threads measured, with no engine running (capacity.mjs); again
 // at the end.
 const maxThreads = Math.max(...opt.threads);
-const capacityBefore = maxThreads > 1 ? await machineCapacity(maxThreads) : null;
-const tripBefore = maxThreads > 1 ? await lineRoundTrip() : null;
-if (maxThreads > 1) out(`  cores  ${capacityStartLine(maxThreads, capacityBefore, tripBefore)}`);
+const capacity = await capacityWatch(maxThreads);
+if (capacity.startLine) out(`  cores  ${capacity.startLine}`);
 for (const n of skippedNotes) {
   results.notes.push(n);
   out(`  note: ${n}`);
@@ -405,7 +404,7 @@ function printTrace(t) {
 
 // ------------------------------------------------------------------ main
 let guardOk = true;
-try {
+await stopOnMismatch(async () => {
   if (opt.only !== 'trace') {
     results.extents = await extents();
     guardOk = printExtents(results.extents);
@@ -414,21 +413,15 @@ try {
     results.trace = await trace();
     printTrace(results.trace);
   }
-} catch (e) {
-  if (e instanceof Mismatch) {
-    console.error(`\nFAILED: ${e.message}`);
-    process.exit(1);
-  }
-  throw e;
-}
+});
 out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
-if (maxThreads > 1) {
-  const c = capacityReport(maxThreads, capacityBefore, await machineCapacity(maxThreads), { before: tripBefore, after: await lineRoundTrip() });
-  results.environment.capacity = c.values;
-  out(`  cores  ${c.line}`);
-  if (c.warning) {
-    results.notes.push(c.warning);
-    out(`  note: ${c.warning}`);
+const capacityAfter = await capacity.end();
+if (capacityAfter) {
+  results.environment.capacity = capacityAfter.values;
+  out(`  cores  ${capacityAfter.line}`);
+  if (capacityAfter.warning) {
+    results.notes.push(capacityAfter.warning);
+    out(`  note: ${capacityAfter.warning}`);
   }
 }
 if (opt.format === 'json') console.log(JSON.stringify(results, null, 2));

@@ -34,7 +34,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { capacityReport, lineRoundTrip, machineCapacity } from './lib/capacity.mjs';
+import { capacityWatch } from './lib/capacity.mjs';
 import { parseOptions } from './lib/harness.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
 import { waitForQuiet } from './lib/timing.mjs';
@@ -277,11 +277,9 @@ async function inChromium({ html, isolated = true, query = '', extra = () => nul
 
 async function main() {
   // What the machine gives N threads (lib/capacity.mjs, in Node: the same cores), before and after.
-  const before = await machineCapacity(opt.threads);
-  const tripBefore = opt.threads > 1 ? await lineRoundTrip() : null;
+  const watch = await capacityWatch(opt.threads);
   const r = await inChromium({ html: page });
-  const capacity = capacityReport(opt.threads, before, await machineCapacity(opt.threads),
-    { before: tripBefore, after: opt.threads > 1 ? await lineRoundTrip() : null });
+  const capacity = await watch.end();
   if (r.failure) throw new Error(r.failure);
   console.log(`rungs in headless Chromium (${r.variant} variant, up to ${r.maxThreads} threads, crossOriginIsolated ${r.isolated}); medians of ${opt.reps}`);
   console.log(`  wasm compiled by V8's optimizing tier at instantiation (--js-flags=--no-wasm-dynamic-tiering); Chromium ` +
@@ -293,8 +291,10 @@ async function main() {
     const s = x.ms[0] / x.ms[1];
     console.log(`  goal: ${x.name}: ${opt.threads} threads >= 1.7x one thread: ${s >= 1.7 ? 'met' : 'MISSED'} (${ratio(s)})`);
   }
-  console.log(`  cores  ${capacity.line}`);
-  if (capacity.warning) console.log(`  note: ${capacity.warning}`);
+  if (capacity) {
+    console.log(`  cores  ${capacity.line}`);
+    if (capacity.warning) console.log(`  note: ${capacity.warning}`);
+  }
 }
 
 // --only text: a page per thread count (1: not isolated, single-threaded binaries; N: isolated).
@@ -376,8 +376,7 @@ try {
     ` kernels: medians of ${opt.reps} interleaved batches; trace: ${opt.traceReps} warm passes (median) after a first pass from fresh caches / sessions` +
     (smoke ? '\n  --smoke: one repetition, the first 50 requests, nothing waited for: the figures are not judged' : ''));
   for (const T of [...new Set([1, opt.threads])]) {
-    const before = T > 1 ? await machineCapacity(T) : null;
-    const tripBefore = T > 1 ? await lineRoundTrip() : null;
+    const watch = await capacityWatch(T);
     const r = await inChromium({ html, isolated: T > 1, query: `?threads=${T}&reps=${opt.reps}&traceReps=${opt.traceReps}&smoke=${smoke ? 1 : 0}`, extra, timeoutMs: 1_800_000 });
     if (r.failure) {
       console.log(`FAILED (${T} thread${T > 1 ? 's' : ''}): ${r.failure}`);
@@ -404,8 +403,8 @@ try {
     for (const x of r.kernels) console.log(`  goal: ${x.name} (${T}t): rungs >= 1.3x the faster peer: ${state(vs(x.ms))} (${ratio(vs(x.ms))})`);
     for (const [k, ms] of [['warm', t.warmMs], ['first pass', t.firstMs]])
       console.log(`  goal: trace, ${k} (${T}t): rungs >= 1.3x the faster peer: ${state(vs(ms))} (${ratio(vs(ms))})`);
-    if (T > 1) {
-      const capacity = capacityReport(T, before, await machineCapacity(T), { before: tripBefore, after: await lineRoundTrip() });
+    const capacity = await watch.end();
+    if (capacity) {
       console.log(`  cores  ${capacity.line}`);
       if (capacity.warning) console.log(`  note: ${capacity.warning}`);
     }

@@ -40,8 +40,8 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { capacityReport, capacityStartLine, lineRoundTrip, machineCapacity } from './lib/capacity.mjs';
-import { Mismatch, check as checkTol, parseOptions, uniform } from './lib/harness.mjs';
+import { capacityWatch } from './lib/capacity.mjs';
+import { check as checkTol, parseOptions, stopOnMismatch, uniform } from './lib/harness.mjs';
 import { readModel } from './lib/model-file.mjs';
 import * as onnxFiles from './lib/onnx-files.mjs';
 import { modelGraph } from './lib/peers/ort-graphs.mjs';
@@ -204,9 +204,8 @@ for (const k of ['rungs', 'tfjs', 'ort']) out(`  ${k.padEnd(5)}  ${results.envir
     `${q.quiet ? 'the process was idle' : 'the process was still busy'} ${(q.ms / 1000).toFixed(1)} s later, before anything was timed`);
 }
 // What the machine gives T threads now, with no engine running (lib/capacity.mjs); again at the end.
-const capacityBefore = T > 1 ? await machineCapacity(T) : null;
-const tripBefore = T > 1 ? await lineRoundTrip() : null;
-if (T > 1) out(`  cores  ${capacityStartLine(T, capacityBefore, tripBefore)}`);
+const capacity = await capacityWatch(T);
+if (capacity.startLine) out(`  cores  ${capacity.startLine}`);
 if (rungs)
   for (const [part, apis] of Object.entries(rungs.missing))
     if (apis.length) {
@@ -611,7 +610,7 @@ function printOnnx(o) {
 }
 
 // ------------------------------------------------------------------ main
-try {
+await stopOnMismatch(async () => {
   if (opt.parts.includes('kernels')) {
     results.kernels = await kernels();
     printKernels(results.kernels);
@@ -624,20 +623,14 @@ try {
     results.onnx = await onnxSection();
     printOnnx(results.onnx);
   }
-} catch (e) {
-  if (e instanceof Mismatch) {
-    console.error(`\nFAILED: ${e.message}`);
-    process.exit(1);
-  }
-  throw e;
-}
+});
 results.environment.loadAverageAtEnd = os.loadavg()[0];
 out(`  load average at the end: ${os.loadavg()[0].toFixed(1)}`);
-if (T > 1) {
-  const c = capacityReport(T, capacityBefore, await machineCapacity(T), { before: tripBefore, after: await lineRoundTrip() });
-  results.environment.capacity = c.values;
-  out(`  cores  ${c.line}`);
-  if (c.warning) results.notes.push(c.warning);
+const capacityAfter = await capacity.end();
+if (capacityAfter) {
+  results.environment.capacity = capacityAfter.values;
+  out(`  cores  ${capacityAfter.line}`);
+  if (capacityAfter.warning) results.notes.push(capacityAfter.warning);
 }
 for (const n of results.notes) out(`  note: ${n}`);
 if (opt.format === 'json') console.log(JSON.stringify(results, null, 2));

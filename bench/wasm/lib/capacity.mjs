@@ -154,3 +154,21 @@ export function capacityReport(threads, before, after, trips = { before: null, a
     warning: warnings.length ? `${warnings.join('; ')}: its ${threads}-thread rows measure the machine, not the code; run again` : null,
   };
 }
+
+/**
+ * What the benchmarks do around their timings at `threads` threads: measure the machine now
+ * (`startLine`, the line to print first) and again when `end()` is called, which returns
+ * capacityReport's { values, line, warning }. At one thread nothing is measured: `startLine` is
+ * null and `end()` returns null. `loop` and `trip` are machineCapacity's and lineRoundTrip's
+ * options (their defaults unless given).
+ */
+export async function capacityWatch(threads, { loop = {}, trip = {} } = {}) {
+  if (threads <= 1) return { startLine: null, end: async () => null };
+  const before = await machineCapacity(threads, loop);
+  const tripBefore = await lineRoundTrip(trip);
+  return {
+    startLine: capacityStartLine(threads, before, tripBefore),
+    end: async () => capacityReport(threads, before, await machineCapacity(threads, loop),
+      { before: tripBefore, after: await lineRoundTrip(trip) }),
+  };
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the benchmark drivers share (bench/wasm/run.mjs, bench/native/run.mjs): options declared
-// as data, the output check every contender passes before it is timed, reproducible inputs.
+// as data, the output check every contender passes before it is timed and what a mismatch ends,
+// reproducible inputs.
 
 /**
  * optionList: [[flag, help, (options, value) => void], ...], every option taking a value.
@@ -26,6 +27,17 @@ export function parseOptions(argv, optionList, defaults, usage) {
 
 /** An output that differs between contenders: the drivers stop with exit code 1. */
 export class Mismatch extends Error {}
+
+/** Runs a driver's sections: a Mismatch ends the process with its message and exit code 1. */
+export async function stopOnMismatch(sections) {
+  try {
+    await sections();
+  } catch (e) {
+    if (!(e instanceof Mismatch)) throw e;
+    console.error(`\nFAILED: ${e.message}`);
+    process.exit(1);
+  }
+}
 
 /** Max of |a - b| / max(1, |b|); throws Mismatch past `tol` (or on a length difference). */
 export function check(what, a, b, tol) {

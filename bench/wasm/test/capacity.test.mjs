@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { SLOW_ROUND_TRIP_NS, capacityFrom, capacityReport, capacityStartLine, lineRoundTrip, machineCapacity } from '../lib/capacity.mjs';
+import { SLOW_ROUND_TRIP_NS, capacityFrom, capacityReport, capacityStartLine, capacityWatch, lineRoundTrip, machineCapacity } from '../lib/capacity.mjs';
 
 test('capacityFrom: N when N threads take as long as one, 1 when they take turns', () => {
   assert.equal(capacityFrom(2, 50, 50), 2);
@@ -65,4 +65,20 @@ test('lineRoundTrip stops after about `ms` when the trips would take longer', { 
   // timeout fails it instead of letting it hang if the cap did not work).
   const ns = await lineRoundTrip({ trips: 1e9, rounds: 1, ms: 20 });
   assert.ok(Number.isFinite(ns) && ns > 0, `round trip ${ns}`);
+});
+
+test('capacityWatch: nothing measured at one thread; at two a start line, and both measurements at the end', async () => {
+  const one = await capacityWatch(1);
+  assert.equal(one.startLine, null);
+  assert.equal(await one.end(), null);
+  const quick = { loop: { ms: 10, rounds: 1 }, trip: { trips: 2000, rounds: 1 } };
+  const two = await capacityWatch(2, quick);
+  assert.match(two.startLine, /^2 threads ran a busy loop at \d+\.\d\dx one thread's rate; a cache line went between two threads and back in \d+ ns/);
+  const c = await two.end();
+  assert.equal(c.values.threads, 2);
+  for (const x of [c.values.before, c.values.after, c.values.roundTripNs.before, c.values.roundTripNs.after])
+    assert.ok(Number.isFinite(x) && x > 0, JSON.stringify(c.values));
+  // The start line's figures are the report's "before" (not measured twice).
+  assert.ok(two.startLine.includes(`${c.values.before.toFixed(2)}x`), `${two.startLine} / ${c.line}`);
+  assert.match(c.line, /before the timings, \d+\.\d\dx after; a cache line went from one thread to another and back in \d+ ns \/ \d+ ns$/);
 });
