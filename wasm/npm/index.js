@@ -468,6 +468,8 @@ export async function loadTfjsUrl(modelJsonUrl, onProgress) {
     if (!response.ok) {
       const error = new Error(`${who}: fetching '${url}' failed: HTTP ${response.status} ${response.statusText}`);
       error.code = 'InvalidArgument';
+      error.status = response.status;  // a caller can tell a missing model (404) from other failures
+      error.url = String(url);
       throw error;
     }
     total += Number(response.headers.get('content-length')) || 0;

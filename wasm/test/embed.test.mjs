@@ -275,7 +275,13 @@ test('USE Lite: loadTfjsUrl over HTTP reports progress and gives the same model'
     a.delete();
     b.delete();
     fromUrl.delete();
-    await assert.rejects(loadTfjsUrl(`${base}/missing/model.json`), (err) => /HTTP 404/.test(err.message));
+    await assert.rejects(loadTfjsUrl(`${base}/missing/model.json`), (err) => {
+      assert.match(err.message, /^loadTfjsUrl: fetching '.*\/missing\/model\.json' failed: HTTP 404/);
+      assert.equal(err.code, 'InvalidArgument');
+      assert.equal(err.status, 404);
+      assert.equal(err.url, `${base}/missing/model.json`);
+      return true;
+    });
   } finally {
     server.close();
   }

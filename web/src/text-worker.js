@@ -31,8 +31,8 @@ function describe(e) {
   return e && e.message ? e.message : String(e);
 }
 
-// What the page needs to say when the model package is not installed: a 404 on vocab.json or
-// model.json.
+// What the page needs to say when the model package is not installed: a 404 on vocab.json,
+// model.json or a shard.
 class Missing extends Error {}
 
 async function fetchText(url) {
@@ -52,20 +52,23 @@ async function load(msg, post) {
     post({ type: 'text-tokenizer', vocabSize: text.tokenizer.vocabSize() });
     stage = 'model';
     const modelUrl = new URL('model.json', msg.baseUrl).href;
-    // A HEAD first: a missing package says so instead of failing inside the loader.
-    const head = await fetch(modelUrl, { method: 'HEAD' });
-    if (head.status === 404) throw new Missing(`${modelUrl}: not found (HTTP 404)`);
     const t0 = performance.now();
     let lastPost = 0;
     let bytes = 0;
-    text.model = await loadTfjsUrl(modelUrl, (loaded, total) => {
-      bytes = total;
-      const now = performance.now();
-      if (now - lastPost > 50 || loaded === total) {
-        lastPost = now;
-        post({ type: 'text-progress', loaded, total });
-      }
-    });
+    try {
+      text.model = await loadTfjsUrl(modelUrl, (loaded, total) => {
+        bytes = total;
+        const now = performance.now();
+        if (now - lastPost > 50 || loaded === total) {
+          lastPost = now;
+          post({ type: 'text-progress', loaded, total });
+        }
+      });
+    } catch (e) {
+      // A 404 (model.json or a shard): the package is not installed, which the page says as such.
+      if (e.status === 404) throw new Missing(`${e.url}: not found (HTTP 404)`);
+      throw e;
+    }
     post({ type: 'text-loaded', ms: performance.now() - t0, bytes });
   } catch (e) {
     post({ type: 'text-error', stage, message: describe(e), missing: e instanceof Missing });

@@ -12,13 +12,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { serve } from '../server.mjs';
+import { withDemo } from '../chromium.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const buildDir = process.env.RUNGS_WEB_DIR ?? here('../../build/web');
 const artifacts = process.env.RUNGS_WEB_ARTIFACTS ?? here('../../build/web-test');
-const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const WAIT = 180_000;
 
 // The snapshot is taken in the same page task that sees the run finished (a debounced setting
@@ -59,23 +57,8 @@ function parseCsv(text) {
 test('the demo settings and outputs in headless Chromium', { timeout: 600_000 }, async (t) => {
   assert.ok(existsSync(`${buildDir}/index.html`), `${buildDir}/index.html missing: bash scripts/web --build-only`);
   mkdirSync(artifacts, { recursive: true });
-  const { server, url } = await serve(buildDir, 0);
-  const browser = await chromium.launch({
-    executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  const problems = [];
-  const watch = (page, tag) => {
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`${tag} console.${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`${tag} page error: ${e.message}`));
-    page.on('requestfailed', (r) => problems.push(`${tag} request failed: ${r.url()} ${r.failure()?.errorText}`));
-  };
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    watch(page, 'desktop');
+  await withDemo(buildDir, {}, async ({ url, problems, newPage }) => {
+    const page = await newPage('desktop', { acceptDownloads: true });
     await page.goto(`${url}?autorun=0`);
     await page.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
 
@@ -151,8 +134,7 @@ test('the demo settings and outputs in headless Chromium', { timeout: 600_000 },
 
     // ---- the settings are in the URL: a reload (a shared link) restores them
     const shared = page.url();
-    const back = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    watch(back, 'reloaded');
+    const back = await newPage('reloaded');
     await back.goto(shared.replace(/autorun=0/, 'autorun=0'));
     await back.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
     const restored = await back.evaluate(() => window.__rungs.settings);
@@ -243,9 +225,5 @@ test('the demo settings and outputs in headless Chromium', { timeout: 600_000 },
     assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('.chart')].map((e) => e.dataset.printWidth)), printWidths.map(() => ''));
 
     assert.deepEqual(problems, [], 'no console errors or warnings, no page errors, no failed requests');
-  } finally {
-    await browser.close();
-    server.closeAllConnections();
-    server.close();
-  }
+  });
 });

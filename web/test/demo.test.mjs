@@ -11,13 +11,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { serve } from '../server.mjs';
+import { executablePath, withDemo } from '../chromium.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const buildDir = process.env.RUNGS_WEB_DIR ?? here('../../build/web');
 const artifacts = process.env.RUNGS_WEB_ARTIFACTS ?? here('../../build/web-test');
-const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const WAIT = 180_000;  // a run of 2 x 300 encoder requests takes seconds; the machine is shared
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
@@ -125,28 +123,12 @@ async function compareThreads(page) {
   return th;
 }
 
-function launch() {
-  return chromium.launch({
-    executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-}
-
 // Without COOP/COEP the page cannot post shared memory to a worker: the package loads its
 // single-threaded variant, which still runs (and says so), with a clean console.
 test('the demo without cross-origin isolation loads the single-threaded variant', { timeout: 300_000 }, async (t) => {
   assert.ok(existsSync(`${buildDir}/index.html`), `${buildDir}/index.html missing: bash scripts/web --build-only`);
-  const { server, url } = await serve(buildDir, 0, '127.0.0.1', { isolate: false });
-  const browser = await launch();
-  const problems = [];
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  await withDemo(buildDir, { isolate: false }, async ({ url, problems, newPage }) => {
+    const page = await newPage();
     const response = await page.goto(`${url}?autorun=0`);
     assert.equal(response.headers()['cross-origin-embedder-policy'], undefined);
     await page.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
@@ -159,27 +141,15 @@ test('the demo without cross-origin isolation loads the single-threaded variant'
     t.diagnostic(`single: ${th.rows.map((r) => `${r.threads}t ${r.gflops.toFixed(1)} GFLOP/s`).join(', ')}`);
     assert.deepEqual(th.rows.map((r) => r.threads), [1]);
     assert.deepEqual(problems, [], 'no console errors or warnings, no failed requests');
-  } finally {
-    await browser.close();
-    server.closeAllConnections();
-    server.close();
-  }
+  });
 });
 
 test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
   assert.ok(existsSync(`${buildDir}/index.html`), `${buildDir}/index.html missing: bash scripts/web --build-only`);
   assert.ok(existsSync(executablePath), `${executablePath} not found (scripts/setup installs Debian's chromium)`);
   mkdirSync(artifacts, { recursive: true });
-  const { server, url } = await serve(buildDir, 0);
-  const browser = await launch();
-  const problems = [];
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  await withDemo(buildDir, {}, async ({ browser, url, problems, newPage }) => {
+    const page = await newPage();
 
     const response = await page.goto(`${url}?autorun=0`);
     assert.equal(response.headers()['cross-origin-opener-policy'], 'same-origin');
@@ -294,11 +264,7 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
     await screenshot(page, `${artifacts}/screenshot-pasted.png`);
 
     // ---- a phone-width layout of a default run (three schemes, one click)
-    const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
-    phone.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`phone console.${m.type()}: ${m.text()}`);
-    });
-    phone.on('pageerror', (e) => problems.push(`phone page error: ${e.message}`));
+    const phone = await newPage('phone', { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
     await phone.goto(`${url}?autorun=0`);
     await phone.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
     await phone.check('input[name="model"][value="mlp"]');  // the fastest model: this part is about layout
@@ -335,9 +301,5 @@ test('the demo in headless Chromium', { timeout: 600_000 }, async (t) => {
 
     assert.deepEqual(problems, [], 'no console errors or warnings, no failed requests');
     t.diagnostic(`screenshots in ${artifacts}`);
-  } finally {
-    await browser.close();
-    server.closeAllConnections();
-    server.close();
-  }
+  });
 });

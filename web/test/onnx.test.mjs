@@ -10,12 +10,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { serve } from '../server.mjs';
+import { withDemo } from '../chromium.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const buildDir = process.env.RUNGS_WEB_DIR ?? here('../../build/web');
-const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const onnxFile = here('../../tests/import/onnx/matmul_add.onnx');
 const WAIT = 180_000;
 
@@ -29,19 +27,8 @@ async function finishedRun(page, after) {
 
 test('the demo loads a chosen or dropped .onnx file and runs it', { timeout: 600_000 }, async (t) => {
   assert.ok(existsSync(`${buildDir}/index.html`), `${buildDir}/index.html missing: bash scripts/web --build-only`);
-  const { server, url } = await serve(buildDir, 0);
-  const browser = await chromium.launch({
-    executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  const problems = [];
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await withDemo(buildDir, {}, async ({ url, problems, newPage }) => {
+    const page = await newPage();
     await page.goto(`${url}?autorun=0`);
     await page.waitForFunction(() => window.__rungs && window.__rungs.ready, null, { timeout: 60_000 });
     assert.equal(await page.isHidden('#onnx-choice'), true, 'no .onnx choice before a file is loaded');
@@ -100,10 +87,6 @@ test('the demo loads a chosen or dropped .onnx file and runs it', { timeout: 600
     await page.waitForFunction(() => /Loaded dropped\.onnx/.test(document.getElementById('onnx-status').textContent), null, { timeout: WAIT });
     assert.equal(await page.textContent('#onnx-choice-name'), 'dropped.onnx');
 
-    assert.deepEqual(problems, [], 'no console errors or warnings');
-  } finally {
-    await browser.close();
-    server.closeAllConnections();
-    server.close();
-  }
+    assert.deepEqual(problems, [], 'no console errors or warnings, no page errors, no failed requests');
+  });
 });

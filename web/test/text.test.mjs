@@ -13,13 +13,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { serve } from '../server.mjs';
+import { watch, withDemo } from '../chromium.mjs';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const buildDir = process.env.RUNGS_WEB_DIR ?? here('../../build/web');
 const npmDir = process.env.RUNGS_NPM_DIR ?? here('../../build/wasm-release/npm');
-const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const modelDir = `${buildDir}/models/use-lite`;
 const WAIT = 120_000;
 
@@ -27,19 +25,6 @@ const WAIT = 120_000;
 const GOLDEN = 'the fox jumped over the lazy dog';
 const GOLDEN_HEAD = [0.008737042546272278, -0.06425978243350983];
 const SENTENCES = [GOLDEN, 'A quick brown fox leaps over a sleepy dog.', 'Quarterly tax filings are due at the end of April.'];
-
-const launch = () => chromium.launch({
-  executablePath,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
-
-function watch(page, problems) {
-  page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-}
 
 const snap = (page) => page.evaluate(() => structuredClone(window.__rungsText));
 
@@ -74,12 +59,8 @@ function skipWithoutModel(t) {
 test('real text mode: token counts, buckets and waste of the chosen ladder; a missing model is named', { timeout: 300_000 }, async (t) => {
   if (skipWithoutModel(t)) return;
   const ref = await reference();
-  const { server, url } = await serve(buildDir, 0);
-  const browser = await launch();
-  const problems = [];
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    watch(page, problems);
+  await withDemo(buildDir, {}, async ({ browser, url, problems, newPage }) => {
+    const page = await newPage();
     const requests = [];
     page.on('requestfinished', (r) => { if (r.url().includes('/models/use-lite/')) requests.push(r.url()); });
     await page.goto(`${url}?autorun=0`);
@@ -140,22 +121,15 @@ test('real text mode: token counts, buckets and waste of the chosen ladder; a mi
     await bare.waitForFunction(() => window.__rungsText.tokens && window.__rungsText.tokens.length > 0, null, { timeout: WAIT });
     // The 404 itself is logged by the browser; nothing else may be.
     assert.deepEqual(bareProblems.filter((p) => !/404/.test(p)), []);
-  } finally {
-    await browser.close();
-    server.close();
-  }
-  assert.deepEqual(problems, [], 'a clean console');
+    assert.deepEqual(problems, [], 'a clean console');
+  });
 });
 
 test('real text mode: USE Lite loads with progress and embeds: similarity heatmap and tfjs values', { timeout: 300_000 }, async (t) => {
   if (skipWithoutModel(t)) return;
   const ref = await reference();
-  const { server, url } = await serve(buildDir, 0);
-  const browser = await launch();
-  const problems = [];
-  try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    watch(page, problems);
+  await withDemo(buildDir, {}, async ({ url, problems, newPage }) => {
+    const page = await newPage();
     const requests = [];
     page.on('requestfinished', (r) => { if (r.url().includes('/models/use-lite/')) requests.push(r.url()); });
     await page.goto(`${url}?autorun=0&mode=text`);
@@ -190,9 +164,6 @@ test('real text mode: USE Lite loads with progress and embeds: similarity heatma
     const ran = s.embedded.rows.filter((r) => r.mode === 'exact').length;
     if (ran) assert.match(await page.textContent('#text-waste-sub'), new RegExp(`the cache ran .*${ran} exact`));
     await page.screenshot({ path: here('../../build/web-test/screenshot-text.png'), fullPage: true });
-  } finally {
-    await browser.close();
-    server.close();
-  }
-  assert.deepEqual(problems, [], 'a clean console');
+    assert.deepEqual(problems, [], 'a clean console');
+  });
 });

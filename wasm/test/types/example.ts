@@ -17,6 +17,7 @@ import {
   loadTfjsUrl,
   padRows,
   type CacheStats,
+  type FetchError,
   type Model,
   type TextEmbedding,
   type TextEmbedderOptions,
@@ -91,9 +92,16 @@ async function embedTexts(modelJsonPath: string, vocabJson: string, texts: strin
   return cosineSimilarity(a, b) + compiles;
 }
 async function fromBytes(json: string, shards: Uint8Array[]): Promise<Model> {
-  const fetched: Model = await loadTfjsUrl('https://example.com/model.json', (loaded: number, total: number) => {
-    console.error(`${loaded} / ${total}`);
-  });
+  let fetched: Model;
+  try {
+    fetched = await loadTfjsUrl('https://example.com/model.json', (loaded: number, total: number) => {
+      console.error(`${loaded} / ${total}`);
+    });
+  } catch (e) {
+    const failed = e as FetchError;
+    if (failed.status === 404) throw new Error(`no model at ${failed.url} (${failed.code})`);
+    throw e;
+  }
   fetched.delete();
   return loadTfjs(json, shards, 'use');
 }
