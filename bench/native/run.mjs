@@ -44,6 +44,7 @@ import * as graphs from '../wasm/lib/peers/ort-graphs.mjs';
 import { capacityWatch } from '../wasm/lib/capacity.mjs';
 import { check as checkTol, parseOptions, stopOnMismatch, uniform } from '../wasm/lib/harness.mjs';
 import { fixed, ratio, sci, table } from '../wasm/lib/table.mjs';
+import { freshPasses } from '../wasm/lib/trace.mjs';
 import { median, sideBySide, stopwatch } from '../wasm/lib/timing.mjs';
 import { ONNX_MODELS, checkOutputs, loadOnnx, onnxInputs, ortSession } from './onnx-models.mjs';
 
@@ -257,6 +258,9 @@ const pow2Ladder = () => {
 };
 const readLengths = () => readFileSync(opt.trace, 'utf8').split('\n').filter((l) => l.trim()).map(Number);
 
+// The trace's reference: ORT at each request's exact length.
+const ORT = 'onnxruntime-node exact shapes';
+
 // A committed ONNX encoder over the trace: rungs' cache (pow2 8..256, padded and active) against
 // ORT at each request's exact length (one dynamic session on the file, creation included).
 async function onnxTrace(m, lengths) {
@@ -266,7 +270,6 @@ async function onnxTrace(m, lengths) {
   for (const threads of opt.threads) {
     progress(`${m.name} over the trace, ${threads} thread(s)`);
     const schemes = [{ name: 'rungs pow2 8..256', active: false }, { name: 'rungs pow2 8..256 + active extent', active: true }];
-    const ORT = 'onnxruntime-node exact shapes';
     const passes = {
       ...Object.fromEntries(schemes.map((s) => [s.name, async (keep) => {
         const stop = stopwatch();
@@ -277,8 +280,7 @@ async function onnxTrace(m, lengths) {
           if (!y) throw new Error(`${m.name} ${s.name}: no bucket for ${q.len}`);
           if (keep) outs.push(y);
         }
-        const t = stop();
-        return { ms: t.wall, outputs: outs, stats: JSON.parse(rungs.cacheStats(cache)).totals };
+        return { t: stop(), outputs: outs, stats: JSON.parse(rungs.cacheStats(cache)).totals };
       }])),
       [ORT]: async (keep) => {
         const stop = stopwatch();
@@ -290,34 +292,26 @@ async function onnxTrace(m, lengths) {
         }
         const t = stop();
         await session.release();
-        return { ms: t.wall, outputs: outs, stats: null };
+        return { t, outputs: outs, stats: null };
       },
     };
-    const names = Object.keys(passes);
-    const first = {};
-    for (const n of names) first[n] = await passes[n](true);
-    const diffs = {};
-    for (const n of names.filter((x) => x !== ORT)) {
-      let worst = 0;
-      first[n].outputs.forEach((y, i) =>
-        (worst = Math.max(worst, checkOutputs(check, `${m.name} trace request ${i} (length ${reqs[i].len}): ${n}`, m, y, first[ORT].outputs[i]))));
-      diffs[n] = worst;
-    }
-    const samples = Object.fromEntries(names.map((n) => [n, []]));
-    for (let rep = 0; rep < opt.traceReps; ++rep)
-      for (const n of names) {
-        await settle(threads);
-        samples[n].push((await passes[n](false)).ms);
-      }
-    const ortMs = median(samples[ORT]);
-    for (const n of names) {
-      const st = first[n].stats;
-      rows.push({ model: m.name, threads, scheme: n, ms: median(samples[n]), spread: [Math.min(...samples[n]), Math.max(...samples[n])],
-        compiles: st?.compiles ?? null, waste: st?.waste ?? 1, computeWaste: st?.compute_waste ?? 1,
-        speedup: ortMs / median(samples[n]), maxRelDiff: diffs[n] ?? 0 });
-    }
+    rows.push(...traceRows(m.name, threads, ORT, await freshPasses(passes, {
+      ref: ORT, reqs, reps: opt.traceReps, settle: () => settle(threads),
+      compare: (what, y, ref) => checkOutputs(check, `${m.name} ${what}`, m, y, ref),
+    })));
   }
   return rows;
+}
+
+// The trace table's rows from freshPasses' result (lib/trace.mjs): wall times, speed-up against `ref`.
+function traceRows(model, threads, ref, { names, stats, diffs, samples }) {
+  const wall = (n) => samples[n].map((x) => x.wall);
+  const refMs = median(wall(ref));
+  return names.map((n) => {
+    const st = stats[n], ms = median(wall(n));
+    return { model, threads, scheme: n, ms, spread: [Math.min(...wall(n)), Math.max(...wall(n))], compiles: st?.compiles ?? null,
+      waste: st?.waste ?? 1, computeWaste: st?.compute_waste ?? 1, speedup: refMs / ms, maxRelDiff: diffs[n] };
+  });
 }
 
 async function trace() {
@@ -333,7 +327,7 @@ async function trace() {
       { name: 'rungs pow2 8..256 + active extent', active: true },
     ];
     // One pass of a contender over the whole trace, from a fresh cache / session (compiles and
-    // session creation included). Returns {ms, outputs}.
+    // session creation included). Returns { t, outputs, stats } (freshPasses, lib/trace.mjs).
     const passes = {
       ...Object.fromEntries(schemes.map((s) => [s.name, async (keep) => {
         const stop = stopwatch();
@@ -344,10 +338,9 @@ async function trace() {
           if (!y) throw new Error(`${s.name}: no bucket for ${q.len}`);
           if (keep) outs.push(y[0]);
         }
-        const t = stop();
-        return { ms: t.wall, outputs: outs, stats: JSON.parse(rungs.cacheStats(cache)).totals };
+        return { t: stop(), outputs: outs, stats: JSON.parse(rungs.cacheStats(cache)).totals };
       }])),
-      'onnxruntime-node exact shapes': async (keep) => {
+      [ORT]: async (keep) => {
         const stop = stopwatch();
         const session = await graphs.model(ort, ortOptions(threads), m, null, (inp) => ({ ids: [1, inp.ids.length], mask: [1, inp.mask.length] }));
         const outs = keep ? [] : null;
@@ -357,34 +350,12 @@ async function trace() {
         }
         const t = stop();
         session.dispose();
-        return { ms: t.wall, outputs: outs, stats: null };
+        return { t, outputs: outs, stats: null };
       },
     };
-    const names = Object.keys(passes);
-    // Checked pass: every request's output against ORT's.
-    const first = {};
-    for (const n of names) first[n] = await passes[n](true);
-    const ref = first['onnxruntime-node exact shapes'];
-    const diffs = {};
-    for (const n of names.filter((x) => !x.startsWith('onnx'))) {
-      let worst = 0;
-      first[n].outputs.forEach((y, i) => (worst = Math.max(worst, check(`trace request ${i} (length ${reqs[i].len}): ${n}`, y, ref.outputs[i]))));
-      diffs[n] = worst;
-    }
-    // Timed passes, interleaved contender by contender.
-    const samples = Object.fromEntries(names.map((n) => [n, []]));
-    for (let rep = 0; rep < opt.traceReps; ++rep)
-      for (const n of names) {
-        await settle(threads);
-        samples[n].push((await passes[n](false)).ms);
-      }
-    const ortMs = median(samples['onnxruntime-node exact shapes']);
-    for (const n of names) {
-      const st = first[n].stats;
-      rows.push({ model: 'encoder', threads, scheme: n, ms: median(samples[n]), spread: [Math.min(...samples[n]), Math.max(...samples[n])],
-        compiles: st?.compiles ?? null, waste: st?.waste ?? 1, computeWaste: st?.compute_waste ?? 1,
-        speedup: ortMs / median(samples[n]), maxRelDiff: diffs[n] ?? 0 });
-    }
+    // A checked pass (every request's output against ORT's), then timed passes contender by contender.
+    rows.push(...traceRows('encoder', threads, ORT,
+      await freshPasses(passes, { ref: ORT, reqs, reps: opt.traceReps, settle: () => settle(threads), compare: check })));
   }
   for (const name of selected.filter((n) => models[n].kind === 'onnx')) rows.push(...(await onnxTrace(models[name], lengths)));
   return { requests: reqs.length, tokens: lengths.reduce((a, b) => a + b, 0), rows };

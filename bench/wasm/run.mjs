@@ -49,7 +49,7 @@ import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
 import { simd128Peak } from './lib/simd-peak.mjs';
 import { fixed, ratio, sci, table } from './lib/table.mjs';
-import { checkTrace, encoderShapes, exactScheme, rungsScheme, runGroup, traceRequests } from './lib/trace.mjs';
+import { checkTrace, encoderShapes, exactScheme, freshPasses, rungsScheme, runGroup, traceRequests } from './lib/trace.mjs';
 import { median, sideBySide, stopwatch, waitForQuiet } from './lib/timing.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -555,30 +555,13 @@ async function onnxTrace(r, ort, m, lengths) {
       return { t, outputs: outs, stats: null };
     },
   };
-  const names = Object.keys(passes);
-  progress(`${m.name} over the trace: checked pass`);
-  const first = {};
-  for (const n of names) first[n] = await passes[n](true);
-  const diffs = {};
-  for (const n of names.filter((x) => x !== ORT)) {
-    let worst = 0;
-    first[n].outputs.forEach((y, i) => (worst = Math.max(worst,
-      onnxFiles.checkOutputs(check, `${m.name} trace request ${i} (length ${reqs[i].len}): ${n}`, m, y, first[ORT].outputs[i]))));
-    diffs[n] = worst;
-    first[n].outputs = null;
-  }
-  first[ORT].outputs = null;
-  const samples = Object.fromEntries(names.map((n) => [n, []]));
-  for (let rep = 0; rep < opt.traceReps; ++rep) {
-    progress(`${m.name} over the trace: pass ${rep + 1}/${opt.traceReps}`);
-    for (const n of names) {
-      await settle();
-      samples[n].push((await passes[n](false)).t);
-    }
-  }
+  const { names, stats, diffs, samples } = await freshPasses(passes, {
+    ref: ORT, reqs, reps: opt.traceReps, settle, progress: (what) => progress(`${m.name} over the trace: ${what}`),
+    compare: (what, y, ref) => onnxFiles.checkOutputs(check, `${m.name} ${what}`, m, y, ref),
+  });
   const med = (n, clock) => median(samples[n].map((x) => x[clock]));
   return names.map((n) => {
-    const st = first[n].stats;
+    const st = stats[n];
     return { model: m.name, threads: T, scheme: n, ms: med(n, 'wall'), cpuMs: med(n, 'cpu'),
       spread: [Math.min(...samples[n].map((x) => x.wall)), Math.max(...samples[n].map((x) => x.wall))],
       compiles: st?.compiles ?? null, compileMs: st?.compileMs ?? null, waste: st?.waste ?? 1, computeWaste: st?.computeWaste ?? 1,

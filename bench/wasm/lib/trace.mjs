@@ -11,6 +11,8 @@
 // runGroup: one group of contenders, interleaved by chunks of requests (each runs a chunk in turn),
 // so that load from elsewhere on the machine lands on all of them alike: a process warm-up, a first
 // pass from fresh instances (set-up and compiles included, outputs kept), then warm passes.
+// freshPasses: whole passes, each from a fresh cache / session (the ONNX encoders' trace in both
+// drivers, the encoder's in bench/native/run.mjs), contender by contender.
 import { check } from './harness.mjs';
 import { stopwatch } from './timing.mjs';
 
@@ -153,4 +155,40 @@ export function checkTrace(live, ref, reqs, tol) {
   }
   ref.maxRelDiff = 0;
   for (const l of live) l.outputs = null;
+}
+
+/**
+ * Whole passes over a trace, each from a fresh cache / session (set-up and compiles included):
+ * `passes` maps a contender's name to async (keep) => { t: a stopwatch() reading, outputs (kept
+ * when `keep`), stats }. First one checked pass each: every request's output of every other
+ * contender against `ref`'s, by `compare(label, output, refOutput)` (the relative difference; a
+ * Mismatch throws). Then `reps` timed passes, contender by contender, settle() before each.
+ * Returns { names, stats: name -> the checked pass's stats, diffs: name -> the largest difference
+ * (0 for `ref`), samples: name -> [{ wall, cpu }] }.
+ */
+export async function freshPasses(passes, { ref, reqs, reps, compare, settle = () => null, progress = () => {} }) {
+  const names = Object.keys(passes);
+  if (!names.includes(ref)) throw new Error(`freshPasses: no contender named '${ref}'`);
+  progress('checked pass');
+  const first = {};
+  for (const n of names) first[n] = await passes[n](true);
+  const diffs = { [ref]: 0 };
+  for (const n of names.filter((x) => x !== ref)) {
+    let worst = 0;
+    first[n].outputs.forEach((y, i) => {
+      worst = Math.max(worst, compare(`trace request ${i} (length ${reqs[i].len}): ${n}`, y, first[ref].outputs[i]));
+    });
+    diffs[n] = worst;
+  }
+  const stats = Object.fromEntries(names.map((n) => [n, first[n].stats]));
+  for (const n of names) first[n] = null;  // the outputs go before the timed passes
+  const samples = Object.fromEntries(names.map((n) => [n, []]));
+  for (let rep = 0; rep < reps; ++rep) {
+    progress(`pass ${rep + 1}/${reps}`);
+    for (const n of names) {
+      await settle();
+      samples[n].push((await passes[n](false)).t);
+    }
+  }
+  return { names, stats, diffs, samples };
 }

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { Mismatch } from '../lib/harness.mjs';
-import { checkTrace, encoderShapes, exactScheme, rungsScheme, runGroup, traceRequests } from '../lib/trace.mjs';
+import { Mismatch, check } from '../lib/harness.mjs';
+import { checkTrace, encoderShapes, exactScheme, freshPasses, rungsScheme, runGroup, traceRequests } from '../lib/trace.mjs';
 
 test('traceRequests: deterministic ids in 1..999, every token real', () => {
   const reqs = traceRequests([3, 1]);
@@ -145,4 +145,40 @@ test('checkTrace: the worst relative difference per contender, and a Mismatch na
   const far = mk('far', [Float32Array.of(1), Float32Array.of(10, 21)]);
   const ref2 = mk('ref', [Float32Array.of(1), Float32Array.of(10, 20)]);
   assert.throws(() => checkTrace([far, ref2], ref2, reqs, 1e-4), (e) => e instanceof Mismatch && /^encoder, request 1 \(length 2\): far vs ref/.test(e.message));
+});
+
+// A fake contender for freshPasses: each pass "computes" every request's output (its length
+// times `scale`), logs what ran, and reports a made-up reading.
+function fakePass(log, name, scale, wall) {
+  return async (keep) => {
+    log.push(`${name}${keep ? ' kept' : ''}`);
+    const reqs = [{ len: 2 }, { len: 5 }];
+    return { t: { wall, cpu: wall / 2 }, outputs: keep ? reqs.map((q) => [q.len * scale]) : null, stats: { compiles: name.length } };
+  };
+}
+
+test('freshPasses: one checked pass each, the differences against ref, then reps passes contender by contender', async () => {
+  const log = [];
+  const settles = [];
+  const reqs = [{ len: 2 }, { len: 5 }];
+  const r = await freshPasses({ a: fakePass(log, 'a', 1.0001, 3), ref: fakePass(log, 'ref', 1, 7) }, {
+    ref: 'ref', reqs, reps: 2, compare: (what, y, b) => check(what, y, b, 1e-3), settle: () => settles.push(log.length),
+  });
+  assert.deepEqual(log, ['a kept', 'ref kept', 'a', 'ref', 'a', 'ref']);
+  assert.deepEqual(settles, [2, 3, 4, 5], 'settle() before every timed pass, none before the checked ones');
+  assert.deepEqual(r.names, ['a', 'ref']);
+  assert.deepEqual(r.stats, { a: { compiles: 1 }, ref: { compiles: 3 } });
+  assert.equal(r.diffs.ref, 0);
+  assert.ok(Math.abs(r.diffs.a - 1e-4) < 1e-12, `worst over the requests: ${r.diffs.a}`);  // |5.0005 - 5| / 5
+  assert.deepEqual(r.samples, { a: [{ wall: 3, cpu: 1.5 }, { wall: 3, cpu: 1.5 }], ref: [{ wall: 7, cpu: 3.5 }, { wall: 7, cpu: 3.5 }] });
+});
+
+test('freshPasses: a mismatch names the request and stops before any timed pass; an unknown ref is an error', async () => {
+  const log = [];
+  const reqs = [{ len: 2 }, { len: 5 }];
+  await assert.rejects(freshPasses({ a: fakePass(log, 'a', 2, 1), ref: fakePass(log, 'ref', 1, 1) }, {
+    ref: 'ref', reqs, reps: 3, compare: (what, y, b) => check(what, y, b, 1e-3),
+  }), (e) => e instanceof Mismatch && /^trace request 0 \(length 2\): a: outputs differ at \[0\]: 4 vs 2/.test(e.message));
+  assert.deepEqual(log, ['a kept', 'ref kept']);
+  await assert.rejects(freshPasses({ a: fakePass([], 'a', 1, 1) }, { ref: 'ort', reqs, reps: 1, compare: () => 0 }), /no contender named 'ort'/);
 });
