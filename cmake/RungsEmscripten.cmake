@@ -18,12 +18,13 @@
 #   RUNGS_WASM_THREADS   the threaded variant (the wasm-threads preset): -pthread on every object
 #                  (wasm-ld refuses shared memory if one lacks atomics), so GoogleTest comes from
 #                  .deps/googletest-wasm-mt. Memory growth with threads makes JS views of the heap
-#                  re-check its size on every access; the kernels run in wasm, so that costs little.
+#                  re-check its size on every access; the kernels run in wasm, so that costs little,
+#                  and the link's warning saying so (-Wpthreads-mem-growth) is turned off.
 add_compile_options(-fwasm-exceptions -msimd128)
 add_link_options(-fwasm-exceptions -sALLOW_MEMORY_GROWTH=1)
 if(RUNGS_WASM_THREADS)
   add_compile_options(-pthread)
-  add_link_options(-pthread)
+  add_link_options(-pthread -Wno-pthreads-mem-growth)
 endif()
 add_link_options($<$<CONFIG:Debug>:-sASSERTIONS=2> $<$<CONFIG:Debug>:-sSAFE_HEAP=1> $<$<CONFIG:Debug>:-g2>)
 

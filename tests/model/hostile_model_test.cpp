@@ -4,6 +4,7 @@
 // Error(ParseError) naming the file and the field, before anything of that size is attempted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -21,12 +22,14 @@ std::string model_json(const std::string& inputs, const std::string& blocks, con
          R"(, "outputs": )" + outputs + "}";
 }
 
+// A safetensors file: the header's length (8 bytes, little-endian), the header, then data_bytes
+// zeros. Sized once and filled in place (vector::insert of a string into 8 bytes set off GCC 12's
+// -Wstringop-overread, a false positive).
 std::vector<uint8_t> bytes(const std::string& header, size_t data_bytes = 0) {
-  std::vector<uint8_t> out(8);
+  std::vector<uint8_t> out(8 + header.size() + data_bytes, 0);
   const uint64_t n = header.size();
   for (int k = 0; k < 8; ++k) out[k] = static_cast<uint8_t>(n >> (8 * k));
-  out.insert(out.end(), header.begin(), header.end());
-  out.resize(out.size() + data_bytes, 0);
+  std::copy(header.begin(), header.end(), out.begin() + 8);
   return out;
 }
 
