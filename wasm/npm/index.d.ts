@@ -606,19 +606,22 @@ export declare function loadOnnx(bytes: Uint8Array | ArrayBuffer, options?: Onnx
 export declare function loadTfjs(modelJson: string | Uint8Array, shards: Uint8Array[], name?: string): Model;
 /** Node only: model.json's path; its shards are read from beside it. */
 export declare function loadTfjsFile(modelJsonPath: string): Promise<Model>;
-/** loadTfjsUrl's rejection when a response is not OK (a 404 on model.json: no model there). */
+/**
+ * loadTfjsUrl's rejection when a fetch fails: a response that is not OK (a 404 on model.json: no
+ * model there) or no response at all (then `cause` is fetch's own error).
+ */
 export interface FetchError extends RungsError {
   code: 'InvalidArgument';
-  /** The HTTP status of the response. */
-  status: number;
-  /** The URL that answered it: model.json's or a shard's. */
+  /** The HTTP status of the response; absent when there was none. */
+  status?: number;
+  /** The URL fetched: model.json's or a shard's. */
   url: string;
 }
 
 /**
  * Browser or Node (fetch): model.json's URL; its shards are fetched from beside it, with
- * onProgress(loadedBytes, totalBytes) over the bytes of model.json and every shard. A response
- * that is not OK rejects with a FetchError.
+ * onProgress(loadedBytes, totalBytes) over the bytes of model.json and every shard. A fetch that
+ * fails, or a response that is not OK, rejects with a FetchError.
  */
 export declare function loadTfjsUrl(modelJsonUrl: string | URL,
     onProgress?: (loadedBytes: number, totalBytes: number) => void): Promise<Model>;

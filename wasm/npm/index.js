@@ -464,7 +464,17 @@ export async function loadTfjsUrl(modelJsonUrl, onProgress) {
   let total = 0;
   const report = () => onProgress?.(loaded, total);
   const open = async (url) => {
-    const response = await fetch(url);
+    let response;
+    try {
+      response = await fetch(url);
+    } catch (e) {
+      // No response at all (no server, a refused connection, CORS): fetch's own TypeError says
+      // "fetch failed" or "Failed to fetch" without the URL.
+      const error = new Error(`${who}: fetching '${url}' failed: ${e?.cause?.message ?? e?.message ?? e}`, { cause: e });
+      error.code = 'InvalidArgument';
+      error.url = String(url);
+      throw error;
+    }
     if (!response.ok) {
       const error = new Error(`${who}: fetching '${url}' failed: HTTP ${response.status} ${response.statusText}`);
       error.code = 'InvalidArgument';

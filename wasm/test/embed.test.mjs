@@ -287,6 +287,22 @@ test('USE Lite: loadTfjsUrl over HTTP reports progress and gives the same model'
   }
 });
 
+test('loadTfjsUrl: no server there is an error naming the URL, with fetch\'s error as its cause', async () => {
+  // A port that was just free: nothing listens on it.
+  const probe = createServer();
+  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${probe.address().port}/model.json`;
+  await new Promise((resolve) => probe.close(resolve));
+  await assert.rejects(loadTfjsUrl(url), (err) => {
+    assert.match(err.message, /^loadTfjsUrl: fetching 'http:\/\/127\.0\.0\.1:\d+\/model\.json' failed: .*ECONNREFUSED/);
+    assert.equal(err.code, 'InvalidArgument');
+    assert.equal(err.status, undefined);
+    assert.equal(err.url, url);
+    assert.ok(err.cause instanceof TypeError, `cause: ${err.cause}`);
+    return true;
+  });
+});
+
 test.after(() => {
   use?.model.delete();
   use?.tok.delete();
