@@ -48,7 +48,7 @@ import { modelGraph } from './lib/peers/ort-graphs.mjs';
 import * as ortPeer from './lib/peers/ort.mjs';
 import * as rungsPeer from './lib/peers/rungs.mjs';
 import { simd128Peak } from './lib/simd-peak.mjs';
-import { fixed, ratio, sci, table } from './lib/table.mjs';
+import { cut, fixed, ratio, sci, table } from './lib/table.mjs';
 import { checkTrace, encoderShapes, exactScheme, freshPasses, rungsScheme, runGroup, traceRequests } from './lib/trace.mjs';
 import { median, sideBySide, stopwatch, waitForQuiet } from './lib/timing.mjs';
 
@@ -325,7 +325,7 @@ function printKernels(rows) {
       fixed(r.wall.gflops.rungs), fixed(r.wall.gflops.tfjs), fixed(r.wall.gflops.ort), ratio(r.wall.vsFasterPeer),
       fixed(r.cpu.gflops.rungs), fixed(r.cpu.gflops.tfjs), fixed(r.cpu.gflops.ort), ratio(r.cpu.vsFasterPeer), sci(r.maxRelDiff)])));
   const m512 = rows.find((r) => r.case.startsWith('matmul 512'));
-  if (!two) goal('rungs matmul 512 >= 25 GFLOP/s', m512?.wall.gflops.rungs, m512?.cpu.gflops.rungs, (x) => x >= 25, (x) => `${fixed(x)} GFLOP/s`);
+  if (!two) goal('rungs matmul 512 >= 25 GFLOP/s', m512?.wall.gflops.rungs, m512?.cpu.gflops.rungs, (x) => x >= 25, (x) => `${cut(x, 1)} GFLOP/s`);
   if (two) {
     for (const r of rows.filter((x) => x.case.startsWith('matmul 512') || x.kind === 'encoder'))
       goal(`${r.case}: rungs ${T} threads >= 1.7x one thread`, r.wall.vsOneThread, null, (x) => x >= 1.7, ratio);

@@ -10,5 +10,11 @@ export function table(header, rows) {
 }
 
 export const fixed = (x, d = 1) => (x == null || Number.isNaN(x) ? '-' : x.toFixed(d));
-export const ratio = (x) => (x == null || Number.isNaN(x) ? '-' : `${x.toFixed(2)}x`);
+/**
+ * x cut to d decimals, not rounded, so that a figure judged against a goal never reads above
+ * itself: a 1.2996x against a 1.3x goal shows 1.29x, MISSED (rounded, it read 1.30x, MISSED). The
+ * 1e-9 keeps a value the float product puts just under a step (0.29 * 100 = 28.999...) on it.
+ */
+export const cut = (x, d) => (Math.floor(x * 10 ** d + 1e-9) / 10 ** d).toFixed(d);
+export const ratio = (x) => (x == null || Number.isNaN(x) ? '-' : `${cut(x, 2)}x`);
 export const sci = (x) => (x == null || Number.isNaN(x) ? '-' : x.toExponential(1));
