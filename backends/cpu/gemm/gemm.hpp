@@ -20,6 +20,7 @@
 
 #include <cstdint>
 
+#include "backends/cpu/cache_sizes.hpp"
 #include "backends/cpu/isa.hpp"
 #include "rungs/types.hpp"
 
@@ -76,6 +77,18 @@ struct Blocking {
   int64_t mc;
 };
 Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f);
+
+// The bytes of one panel's K block (kc x nr), which every row tile of a row block reuses. In three
+// quarters of L1 when that still holds kMinL1PanelK rows of f32 (avx2's 16 columns: 576 on a 48 KB
+// L1, 384 on 32 KB; sse4.2's 8), so the panel stays in L1 beside the tile's rows of A: on a
+// 48 KB L1 / 2 MB L2 Xeon, forced avx2 at M >= 32, K >= 768 ran 2-10% faster than with the
+// panel streamed from L2 (K 768 in two blocks of 384 instead of one), and met its goal against
+// OpenBLAS on the rows it missed by 1-7%. Else (avx512's 64 columns, 144 rows in L1: C would be
+// reloaded every 144 k) up to two L1s and an eighth of L2, streamed from L2, which reloads C half
+// as often. Wasm always streams: the host's caches are not visible there, and its kernels were
+// tuned with the 64 KB budget.
+inline constexpr int64_t kMinL1PanelK = 256;
+int64_t panel_block_bytes(const CacheSizes& caches, int64_t nr);
 
 // How a run is cut into tasks for `threads` threads: row blocks of mc rows (a multiple of mr, or
 // all of m) by chunks of pchunk panels, for each of `batches` batches. Starts from mc (the

@@ -49,13 +49,11 @@ const IsaGemm* isa_gemm(Isa isa) {
 namespace {
 
 // Cache budgets, from the core's cache sizes (cache_sizes.hpp). One panel's K block (kc x nr) is
-// reused by every row tile: up to two L1s (and an eighth of L2), which streams well from L2 and
-// reloads C half as often as an L1-sized block (measured on a 32 KB L1 / 512 KB L2 EPYC, where
-// these fractions give the 64 KB, 384 KB and 256 KB tuned there). The rows' A block (mc x kc)
-// stays in three quarters of L2 while the panels pass; the C block of a group of panels
-// (rows x group x nr) in half of it while the K blocks pass over it, instead of C making a round
-// trip to L3 for every K block when N is large.
-int64_t panel_budget() { return std::min(2 * cache_sizes().l1d, cache_sizes().l2 / 8); }
+// reused by every row tile (panel_block_bytes, below). The rows' A block (mc x kc) stays in three
+// quarters of L2 while the panels pass; the C block of a group of panels (rows x group x nr) in
+// half of it while the K blocks pass over it, instead of C making a round trip to L3 for every K
+// block when N is large (fractions that give the 384 KB and 256 KB tuned on a 32 KB L1 / 512 KB
+// L2 EPYC).
 int64_t a_budget() { return cache_sizes().l2 * 3 / 4; }
 int64_t c_budget() { return cache_sizes().l2 / 2; }
 // Below this many flops per extra thread a product runs on fewer threads (product_threads). In
@@ -126,9 +124,18 @@ TaskSplit balance_tasks(TaskSplit s, int64_t batches, int64_t m, int64_t panels,
   return s;
 }
 
+int64_t panel_block_bytes(const CacheSizes& caches, int64_t nr) {
+  const int64_t in_l1 = caches.l1d * 3 / 4;
+#if !defined(__EMSCRIPTEN__)
+  if (in_l1 / (nr * 4) >= kMinL1PanelK) return in_l1;
+#endif
+  (void)nr;
+  return std::min(2 * caches.l1d, caches.l2 / 8);
+}
+
 Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f) {
   const int64_t step = format_k_step(f);
-  int64_t kc = std::max<int64_t>(panel_budget() / (g.nr * format_bytes(f)), 16);
+  int64_t kc = std::max<int64_t>(panel_block_bytes(cache_sizes(), g.nr) / (g.nr * format_bytes(f)), 16);
   const int64_t kblocks = std::max<int64_t>(1, (k + kc - 1) / kc);
   kc = (k + kblocks - 1) / kblocks;  // even blocks
   kc = std::max<int64_t>(step, (kc + step - 1) / step * step);

@@ -243,6 +243,24 @@ void expect_matches(const Case& c, Isa isa, int threads = 1, Shape a_run = {}) {
   EXPECT_TRUE(r.slack_intact) << "wrote past the end of the output";
 }
 
+TEST(GemmBlocking, PanelInL1WhenItHoldsEnoughK) {
+  const CacheSizes xeon{48 * 1024, 2048 * 1024, "test"};
+  const CacheSizes epyc{32 * 1024, 512 * 1024, "test"};
+#if defined(__EMSCRIPTEN__)
+  EXPECT_EQ(panel_block_bytes(xeon, 16), 96 * 1024);  // wasm streams whatever the tile
+  EXPECT_EQ(panel_block_bytes(epyc, 8), 64 * 1024);
+#else
+  // 16 and 8 columns: three quarters of L1 holds >= kMinL1PanelK rows, the panel stays there.
+  EXPECT_EQ(panel_block_bytes(xeon, 16), 36 * 1024);
+  EXPECT_EQ(panel_block_bytes(xeon, 8), 36 * 1024);
+  EXPECT_EQ(panel_block_bytes(epyc, 16), 24 * 1024);
+#endif
+  // 64 columns: 144 rows in L1 is too few, the panel streams from L2 (two L1s, at most L2 / 8).
+  EXPECT_EQ(panel_block_bytes(xeon, 64), 96 * 1024);
+  EXPECT_EQ(panel_block_bytes(epyc, 64), 64 * 1024);
+  EXPECT_EQ(panel_block_bytes({48 * 1024, 256 * 1024, "test"}, 64), 32 * 1024);
+}
+
 class GemmIsa : public ::testing::TestWithParam<Isa> {};
 
 std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
