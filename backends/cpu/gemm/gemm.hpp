@@ -77,6 +77,7 @@ struct Blocking {
   int64_t mc;
 };
 Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f);
+Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f, const CacheSizes& caches);
 
 // The bytes of one panel's K block (kc x nr), which every row tile of a row block reuses. In three
 // quarters of L1 when that still holds kMinL1PanelK rows of f32 (avx2's 16 columns: 576 on a 48 KB
@@ -89,6 +90,15 @@ Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f);
 // tuned with the 64 KB budget.
 inline constexpr int64_t kMinL1PanelK = 256;
 int64_t panel_block_bytes(const CacheSizes& caches, int64_t nr);
+
+// The bytes of the rows' A block (mc x kc), which stays in L2 while the panels pass: three
+// quarters of L2 when K is one block (as tuned on a 512 KB L2 EPYC, where K <= 1,024 was one
+// block), a quarter when it is more, where the C group (half of L2) is read again by each K block
+// and must stay beside it. On a 2 MB L2 Xeon, at M = 512 and K >= 768 (two K blocks), three
+// quarters made one row block whose A and C overflowed L2: forced avx2 ran 512x1024x1024 at
+// 109-116 GFLOP/s against 118-121 with a quarter (two row blocks), 512x768x3072 113-115 against
+// 116-120; avx512f moved within its spread.
+int64_t a_block_bytes(const CacheSizes& caches, int64_t kblocks);
 
 // How a run is cut into tasks for `threads` threads: row blocks of mc rows (a multiple of mr, or
 // all of m) by chunks of pchunk panels, for each of `batches` batches. Starts from mc (the

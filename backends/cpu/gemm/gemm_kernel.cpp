@@ -49,12 +49,11 @@ const IsaGemm* isa_gemm(Isa isa) {
 namespace {
 
 // Cache budgets, from the core's cache sizes (cache_sizes.hpp). One panel's K block (kc x nr) is
-// reused by every row tile (panel_block_bytes, below). The rows' A block (mc x kc) stays in three
-// quarters of L2 while the panels pass; the C block of a group of panels (rows x group x nr) in
-// half of it while the K blocks pass over it, instead of C making a round trip to L3 for every K
-// block when N is large (fractions that give the 384 KB and 256 KB tuned on a 32 KB L1 / 512 KB
-// L2 EPYC).
-int64_t a_budget() { return cache_sizes().l2 * 3 / 4; }
+// reused by every row tile (panel_block_bytes). The C block of a group of panels
+// (rows x group x nr) stays in half of L2 while the K blocks pass over it, instead of C making a
+// round trip to L3 for every K block when N is large (a fraction that gives the 256 KB tuned on a
+// 32 KB L1 / 512 KB L2 EPYC). The rows' A block (mc x kc, a_block_bytes) stays in L2 while the
+// panels pass.
 int64_t c_budget() { return cache_sizes().l2 / 2; }
 // Below this many flops per extra thread a product runs on fewer threads (product_threads). In
 // wasm 2 MFLOP left the encoder's 16- and 32-row projections on one thread: its 2,000-request
@@ -133,13 +132,19 @@ int64_t panel_block_bytes(const CacheSizes& caches, int64_t nr) {
   return std::min(2 * caches.l1d, caches.l2 / 8);
 }
 
-Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f) {
+int64_t a_block_bytes(const CacheSizes& caches, int64_t kblocks) {
+  return kblocks > 1 ? caches.l2 / 4 : caches.l2 * 3 / 4;
+}
+
+Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f) { return choose_blocking(k, g, f, cache_sizes()); }
+
+Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f, const CacheSizes& caches) {
   const int64_t step = format_k_step(f);
-  int64_t kc = std::max<int64_t>(panel_block_bytes(cache_sizes(), g.nr) / (g.nr * format_bytes(f)), 16);
+  int64_t kc = std::max<int64_t>(panel_block_bytes(caches, g.nr) / (g.nr * format_bytes(f)), 16);
   const int64_t kblocks = std::max<int64_t>(1, (k + kc - 1) / kc);
   kc = (k + kblocks - 1) / kblocks;  // even blocks
   kc = std::max<int64_t>(step, (kc + step - 1) / step * step);
-  const int64_t mc = std::max<int64_t>(g.mr, a_budget() / (kc * 4) / g.mr * g.mr);
+  const int64_t mc = std::max<int64_t>(g.mr, a_block_bytes(caches, kblocks) / (kc * 4) / g.mr * g.mr);
   return {kc, mc};
 }
 

@@ -261,6 +261,23 @@ TEST(GemmBlocking, PanelInL1WhenItHoldsEnoughK) {
   EXPECT_EQ(panel_block_bytes({48 * 1024, 256 * 1024, "test"}, 64), 32 * 1024);
 }
 
+TEST(GemmBlocking, ABlockLeavesRoomForTheCGroupWhenKHasSeveralBlocks) {
+  const CacheSizes xeon{48 * 1024, 2048 * 1024, "test"};
+  EXPECT_EQ(a_block_bytes(xeon, 1), 1536 * 1024);
+  EXPECT_EQ(a_block_bytes(xeon, 2), 512 * 1024);
+#if !defined(__EMSCRIPTEN__)
+  const IsaGemm avx2_like{"test", 6, 16, {}};
+  // K = 512: one block of 512 (the panel's 36 KB hold 576 k rows); A gets 1.5 MB, 768 rows.
+  const Blocking one = choose_blocking(512, avx2_like, Format::F32, xeon);
+  EXPECT_EQ(one.kc, 512);
+  EXPECT_EQ(one.mc, 768);
+  // K = 768: two blocks of 384; A gets 512 KB, 341 rows rounded down to the tile's 6: 336.
+  const Blocking two = choose_blocking(768, avx2_like, Format::F32, xeon);
+  EXPECT_EQ(two.kc, 384);
+  EXPECT_EQ(two.mc, 336);
+#endif
+}
+
 class GemmIsa : public ::testing::TestWithParam<Isa> {};
 
 std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
