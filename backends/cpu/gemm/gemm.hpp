@@ -92,8 +92,8 @@ inline constexpr int64_t kMinL1PanelK = 256;
 int64_t panel_block_bytes(const CacheSizes& caches, int64_t nr);
 
 // The bytes of the rows' A block (mc x kc), which stays in L2 while the panels pass: three
-// quarters of L2 when K is one block (as tuned on a 512 KB L2 EPYC, where K <= 1,024 was one
-// block), a quarter when it is more, where the C group (half of L2) is read again by each K block
+// quarters of L2 when K is one block (the fraction that gave the 384 KB tuned on a 512 KB L2
+// EPYC), a quarter when it is more, where the C group (half of L2) is read again by each K block
 // and must stay beside it. On a 2 MB L2 Xeon, at M = 512 and K >= 768 (two K blocks), three
 // quarters made one row block whose A and C overflowed L2: forced avx2 ran 512x1024x1024 at
 // 109-116 GFLOP/s against 118-121 with a quarter (two row blocks), 512x768x3072 113-115 against
