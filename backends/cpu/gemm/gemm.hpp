@@ -84,21 +84,24 @@ Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f, const CacheSizes
 // L1, 384 on 32 KB; sse4.2's 8), so the panel stays in L1 beside the tile's rows of A: on a
 // 48 KB L1 / 2 MB L2 Xeon, forced avx2 at M >= 32, K >= 768 ran 2-10% faster than with the
 // panel streamed from L2 (K 768 in two blocks of 384 instead of one), and met its goal against
-// OpenBLAS on the rows it missed by 1-7%. Else (avx512's 64 columns, 144 rows in L1: C would be
-// reloaded every 144 k) up to two L1s and an eighth of L2, streamed from L2, which reloads C half
-// as often. Wasm always streams: the host's caches are not visible there, and its kernels were
-// tuned with the 64 KB budget.
-inline constexpr int64_t kMinL1PanelK = 256;
+// OpenBLAS on the rows it missed by 1-7%. Else (avx512's 32 columns, 288 rows in L1: K = 768 in
+// three blocks, C reloaded twice) up to two L1s and an eighth of L2, streamed from L2: the
+// avx512 tile at M >= 256, K >= 768 ran 3-25% faster with the 96 KB block (K = 768 in one)
+// than with the 36 KB one. Wasm always streams: the host's caches are not visible there, and its
+// kernels were tuned with the 64 KB budget.
+inline constexpr int64_t kMinL1PanelK = 384;
 int64_t panel_block_bytes(const CacheSizes& caches, int64_t nr);
 
 // The bytes of the rows' A block (mc x kc), which stays in L2 while the panels pass: three
-// quarters of L2 when K is one block (the fraction that gave the 384 KB tuned on a 512 KB L2
-// EPYC), a quarter when it is more, where the C group (half of L2) is read again by each K block
-// and must stay beside it. On a 2 MB L2 Xeon, at M = 512 and K >= 768 (two K blocks), three
-// quarters made one row block whose A and C overflowed L2: forced avx2 ran 512x1024x1024 at
-// 109-116 GFLOP/s against 118-121 with a quarter (two row blocks), 512x768x3072 113-115 against
-// 116-120; avx512f moved within its spread.
-int64_t a_block_bytes(const CacheSizes& caches, int64_t kblocks);
+// quarters of L2 when K is one block and the panel stays in L1 (the fraction that gave the 384 KB
+// tuned on a 512 KB L2 EPYC), a quarter when K is more than one block, where the C group (half
+// of L2) is read again by each K block and must stay beside it, or when the panel streams from
+// L2 beside A. On a 2 MB L2 Xeon, at M = 512 and K >= 768, three quarters made one row block
+// whose A overflowed L2 with C or the panels: forced avx2 (two K blocks) ran 512x1024x1024 at
+// 109-116 GFLOP/s against 118-121 with a quarter, 512x768x3072 113-115 against 116-120; the
+// avx512 tile (one K block of 768, panel streamed) 512x768x3072 145-148 against 159-169,
+// 512x768x768 149-164 against 167-174 (three alternating rounds). Wasm keeps three quarters.
+int64_t a_block_bytes(const CacheSizes& caches, int64_t kblocks, bool panel_streams);
 
 // How a run is cut into tasks for `threads` threads: row blocks of mc rows (a multiple of mr, or
 // all of m) by chunks of pchunk panels, for each of `batches` batches. Starts from mc (the

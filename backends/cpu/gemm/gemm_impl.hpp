@@ -23,18 +23,27 @@ struct Gemm {
   using B = xsimd::batch<float, Arch>;
   using U = xsimd::batch<uint32_t, Arch>;
   static constexpr int kW = static_cast<int>(B::size);
-  // Tile: kMr rows x (kNv vectors) columns; 6 x 64 on avx512 (24 accumulators of 32 registers),
-  // 6 x 16 on avx2 and 6 x 8 on sse4.2 (12 accumulators of 16 registers), 4 x 8 on wasm. V8
-  // compiles wasm to x64 keeping one of the 16 xmm registers as its scratch, wasm has no FMA (a
+  // Tile: kMr rows x (kNv vectors) columns; 12 x 32 on avx512 (24 accumulators of 32 registers),
+  // 6 x 16 on avx2 and 6 x 8 on sse4.2 (12 accumulators of 16 registers), 4 x 8 on wasm. A block
+  // of at least kPairMinRows rows runs avx512's tiles as 6 rows x two panels (64 columns, the
+  // same 24 accumulators) instead. On a 2-core Xeon, one thread, three alternating rounds against
+  // 6 x 64 everywhere (the tile before): 8 and 32 rows 1.10x-1.48x as fast (8x768x768 86-100 ->
+  // 124-133 GFLOP/s), 64-512 rows 0.94x-1.18x; 12 x 32 at every row count had run up to 10%
+  // slower at M >= 64, K >= 768, and 3-5% slower on the encoder's K = 128 products. V8 compiles
+  // wasm to x64 keeping one of the 16 xmm registers as its scratch, wasm has no FMA (a
   // multiply-add needs a temporary), and V8 schedules the tile's products its own way, keeping
   // several broadcasts of A live: 6 x 8 spilled accumulators on every k (22 GFLOP/s at 512^3 in
   // Node 20), 5 x 8 still spilled two (20-23), 4 x 8 leaves room and runs at 30-34.
-  static constexpr int kNv = kW >= 16 ? 4 : 2;
+  static constexpr int kNv = 2;
   static constexpr int kNr = kNv * kW;
-  static constexpr int kMr = is_wasm_arch<Arch>() ? 4 : 6;
+  static constexpr int kMr = is_wasm_arch<Arch>() ? 4 : (kW >= 16 ? 12 : 6);
   // With at most this many rows a tile spans two panels, so that a 1- or 2-row product still has
   // 2 * kNv (or more) independent FMA chains in flight.
   static constexpr int kWideRows = 2;
+  // Rows of a tile over two panels in a block of at least kPairMinRows rows (avx512; elsewhere
+  // two panels are only for blocks of kWideRows rows or fewer).
+  static constexpr int kPairRows = kW >= 16 && !is_wasm_arch<Arch>() ? 6 : kWideRows;
+  static constexpr int64_t kPairMinRows = 64;
   // Software prefetch of the next panel only when this many row tiles share the current one.
   static constexpr int kPrefetchTiles = 4;
 
@@ -125,37 +134,39 @@ struct Gemm {
     constexpr int S = format_k_step(F);
     // The running sums live in `sum`, which nothing but this loop and the final store touches, so
     // the compiler keeps them in registers. (With an array the activations took by reference,
-    // clang for wasm kept the sums in memory and stored every accumulator on every k.)
+    // clang for wasm kept the sums in memory and stored every accumulator on every k.) Every
+    // lambda here is always_inline: GCC 12 left the 12-row tile's per-row lambda out of line,
+    // with the sums in memory (47 GFLOP/s against 180 inlined).
     B sum[M][V];
     if (t.first) {
-      unroll<M>([&](auto i) { unroll<V>([&](auto v) { sum[i][v] = B(0.f); }); });
+      unroll<M>([&](auto i) __attribute__((always_inline)) { unroll<V>([&](auto v) __attribute__((always_inline)) { sum[i][v] = B(0.f); }); });
     } else {
-      unroll<M>([&](auto i) {
-        unroll<V>([&](auto v) { sum[i][v] = B::load_unaligned(t.c + i * t.ldc + v * kW); });
+      unroll<M>([&](auto i) __attribute__((always_inline)) {
+        unroll<V>([&](auto v) __attribute__((always_inline)) { sum[i][v] = B::load_unaligned(t.c + i * t.ldc + v * kW); });
       });
     }
     const float* ar[M];
-    unroll<M>([&](auto i) { ar[i] = t.a + i * t.lda; });
+    unroll<M>([&](auto i) __attribute__((always_inline)) { ar[i] = t.a + i * t.lda; });
     const Word<F>* bp[NP];
-    unroll<NP>([&](auto p) { bp[p] = static_cast<const Word<F>*>(t.b) + p * t.panel_words; });
+    unroll<NP>([&](auto p) __attribute__((always_inline)) { bp[p] = static_cast<const Word<F>*>(t.b) + p * t.panel_words; });
 
     // One word row of the panels: S consecutive k. The rows' pointers advance with k, and the
     // loop counts in ptrdiff_t: 64-bit indices cost a wrap per address in wasm32.
-    auto step = [&](auto steps) {
+    auto step = [&](auto steps) __attribute__((always_inline)) {
       B bv[S][V];
-      unroll<NP>([&](auto p) {
-        unroll<kNv>([&](auto v) {
+      unroll<NP>([&](auto p) __attribute__((always_inline)) {
+        unroll<kNv>([&](auto v) __attribute__((always_inline)) {
           decode<F>(bp[p] + v * kW, bv[0][p * kNv + v], bv[S - 1][p * kNv + v]);
         });
         bp[p] += kNr;
       });
-      unroll<decltype(steps)::value>([&](auto s) {
-        unroll<M>([&](auto i) {
+      unroll<decltype(steps)::value>([&](auto s) __attribute__((always_inline)) {
+        unroll<M>([&](auto i) __attribute__((always_inline)) {
           const B ai(ar[i][s]);
-          unroll<V>([&](auto v) { sum[i][v] = xsimd::fma(ai, bv[s][v], sum[i][v]); });
+          unroll<V>([&](auto v) __attribute__((always_inline)) { sum[i][v] = xsimd::fma(ai, bv[s][v], sum[i][v]); });
         });
       });
-      unroll<M>([&](auto i) { ar[i] += S; });
+      unroll<M>([&](auto i) __attribute__((always_inline)) { ar[i] += S; });
     };
     const std::ptrdiff_t word_rows = static_cast<std::ptrdiff_t>(t.kc / S);
     for (std::ptrdiff_t j = word_rows; j > 0; --j) step(std::integral_constant<int, S>{});
@@ -163,8 +174,8 @@ struct Gemm {
       if (t.kc % S) step(std::integral_constant<int, 1>{});  // odd K: the pad row is skipped
     }
 
-    unroll<M>([&](auto i) {
-      unroll<V>([&](auto v) { sum[i][v].store_unaligned(t.c + i * t.ldc + v * kW); });
+    unroll<M>([&](auto i) __attribute__((always_inline)) {
+      unroll<V>([&](auto v) __attribute__((always_inline)) { sum[i][v].store_unaligned(t.c + i * t.ldc + v * kW); });
     });
     if (t.last && (t.bias || t.act != Activation::None || t.res)) finish<V>(t, M);
   }
@@ -252,9 +263,18 @@ struct Gemm {
 #else
   static constexpr bool kWritePrefetch = false;
 #endif
-  XSIMD_INLINE static void prefetch_rows(const float* c, int64_t ldc, int width) {
-    for (int i = 0; i < kMr; ++i)
+  XSIMD_INLINE static void prefetch_rows(const float* c, int64_t ldc, int64_t rows, int width) {
+    for (int64_t i = 0; i < rows; ++i)
       for (int j = 0; j < width; j += 64 / static_cast<int>(sizeof(float))) __builtin_prefetch(c + i * ldc + j, 1);
+  }
+
+  // The rows of the next tile when `left` rows remain: kMr, but a last tile of fewer than half of
+  // kMr rows shares the rows with the one before it (16 rows of a 12-row tile run as 8 + 8, not
+  // 12 + 4): two tiles either way, and neither has so few rows that its FMA chains wait on each
+  // other. Which tile computes a row never changes its sum.
+  static int64_t tile_rows(int64_t left, int64_t mr) {
+    if (left <= mr) return left;
+    return left < mr + mr / 2 ? (left + 1) / 2 : mr;
   }
 
   // Rows [m0, m1) x panels [p0, p1): for each group of panels (whose C block stays in L2), for
@@ -263,12 +283,14 @@ struct Gemm {
   template <Format F>
   static void block(const Problem& pr, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
     static constexpr auto narrow = tiles<F, 1>(std::make_integer_sequence<int, kMr>{});
-    static constexpr auto wide = tiles<F, 2>(std::make_integer_sequence<int, kWideRows>{});
+    static constexpr auto wide = tiles<F, 2>(std::make_integer_sequence<int, kPairRows>{});
     constexpr int S = format_k_step(F);
-    const int np = m1 - m0 <= kWideRows ? 2 : 1;
+    const bool pair = kPairRows > kWideRows && m1 - m0 >= kPairMinRows;
+    const int np = m1 - m0 <= kWideRows || pair ? 2 : 1;
+    const int64_t step_rows = pair ? kPairRows : kMr;
     // A block of one or two rows has no reuse of B to gain from K blocks: one pass streams each
     // panel. (The K block never changes the result: C is reloaded into the same FMA chain.)
-    const int64_t kc_max = np == 2 && pr.k > 0 ? pr.k : pr.kc;
+    const int64_t kc_max = np == 2 && !pair && pr.k > 0 ? pr.k : pr.kc;
     const int64_t kblocks = pr.k == 0 ? 1 : (pr.k + kc_max - 1) / kc_max;
     const int64_t group = pr.group_panels < np ? np : pr.group_panels;
     for (int64_t g0 = p0; g0 < p1; g0 += group) {
@@ -287,7 +309,7 @@ struct Gemm {
           const char* next_b = nullptr;
           const char* next_b_end = nullptr;
           int64_t lines_per_tile = 0;
-          const int64_t tiles = (m1 - m0 + kMr - 1) / kMr;
+          const int64_t tiles = (m1 - m0 + step_rows - 1) / step_rows;
           if (p + panels < p1 && tiles >= kPrefetchTiles) {
             const int64_t block_bytes = (kc + S - 1) / S * kNr * 4;
             next_b = reinterpret_cast<const char*>(static_cast<const Word<F>*>(pr.b) +
@@ -295,8 +317,8 @@ struct Gemm {
             next_b_end = next_b + block_bytes;
             lines_per_tile = (block_bytes / 64 + tiles - 1) / tiles;
           }
-          for (int64_t i = m0; i < m1; i += kMr) {
-            const int m = static_cast<int>(m1 - i < kMr ? m1 - i : kMr);
+          for (int64_t i = m0, m = 0; i < m1; i += m) {
+            m = tile_rows(m1 - i, step_rows);
             for (int64_t l = 0; l < lines_per_tile && next_b < next_b_end; ++l, next_b += 64)
               __builtin_prefetch(next_b, 0, 2);
             Tile t{pr.a + i * pr.lda + k0,
@@ -312,12 +334,12 @@ struct Gemm {
                    pr.residual ? pr.residual + i * pr.ldr + col0 : nullptr,
                    pr.ldr,
                    pr.act};
-            if ((kb > 0 || kWritePrefetch) && i + kMr < m1) prefetch_rows(pr.c + (i + kMr) * pr.ldc + col0, pr.ldc, width);
+            if ((kb > 0 || kWritePrefetch) && i + m < m1) prefetch_rows(pr.c + (i + m) * pr.ldc + col0, pr.ldc, step_rows, width);
             const TileFn fn = panels == 2 ? wide.fn[m - 1] : narrow.fn[m - 1];
             if (cols == width) {
               fn(t);
             } else {
-              edge_tile(fn, t, m, width, cols);
+              edge_tile(fn, t, static_cast<int>(m), width, cols);
             }
           }
         }

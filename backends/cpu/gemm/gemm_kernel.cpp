@@ -132,8 +132,11 @@ int64_t panel_block_bytes(const CacheSizes& caches, int64_t nr) {
   return std::min(2 * caches.l1d, caches.l2 / 8);
 }
 
-int64_t a_block_bytes(const CacheSizes& caches, int64_t kblocks) {
-  return kblocks > 1 ? caches.l2 / 4 : caches.l2 * 3 / 4;
+int64_t a_block_bytes(const CacheSizes& caches, int64_t kblocks, bool panel_streams) {
+#if defined(__EMSCRIPTEN__)
+  panel_streams = false;  // wasm's blocking was tuned with three quarters; its caches are not visible
+#endif
+  return kblocks > 1 || panel_streams ? caches.l2 / 4 : caches.l2 * 3 / 4;
 }
 
 Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f) { return choose_blocking(k, g, f, cache_sizes()); }
@@ -144,7 +147,8 @@ Blocking choose_blocking(int64_t k, const IsaGemm& g, Format f, const CacheSizes
   const int64_t kblocks = std::max<int64_t>(1, (k + kc - 1) / kc);
   kc = (k + kblocks - 1) / kblocks;  // even blocks
   kc = std::max<int64_t>(step, (kc + step - 1) / step * step);
-  const int64_t mc = std::max<int64_t>(g.mr, a_block_bytes(caches, kblocks) / (kc * 4) / g.mr * g.mr);
+  const bool panel_streams = kc * g.nr * format_bytes(f) > caches.l1d;
+  const int64_t mc = std::max<int64_t>(g.mr, a_block_bytes(caches, kblocks, panel_streams) / (kc * 4) / g.mr * g.mr);
   return {kc, mc};
 }
 

@@ -255,17 +255,23 @@ TEST(GemmBlocking, PanelInL1WhenItHoldsEnoughK) {
   EXPECT_EQ(panel_block_bytes(xeon, 8), 36 * 1024);
   EXPECT_EQ(panel_block_bytes(epyc, 16), 24 * 1024);
 #endif
-  // 64 columns: 144 rows in L1 is too few, the panel streams from L2 (two L1s, at most L2 / 8).
+  // 32 columns (avx512's tile): 288 rows in L1 is too few, the panel streams from L2 (two L1s, at
+  // most L2 / 8); 64 likewise.
+  EXPECT_EQ(panel_block_bytes(xeon, 32), 96 * 1024);
   EXPECT_EQ(panel_block_bytes(xeon, 64), 96 * 1024);
   EXPECT_EQ(panel_block_bytes(epyc, 64), 64 * 1024);
   EXPECT_EQ(panel_block_bytes({48 * 1024, 256 * 1024, "test"}, 64), 32 * 1024);
 }
 
-TEST(GemmBlocking, ABlockLeavesRoomForTheCGroupWhenKHasSeveralBlocks) {
+TEST(GemmBlocking, ABlockLeavesRoomForTheCGroupOrAStreamedPanel) {
   const CacheSizes xeon{48 * 1024, 2048 * 1024, "test"};
-  EXPECT_EQ(a_block_bytes(xeon, 1), 1536 * 1024);
-  EXPECT_EQ(a_block_bytes(xeon, 2), 512 * 1024);
-#if !defined(__EMSCRIPTEN__)
+  EXPECT_EQ(a_block_bytes(xeon, 1, false), 1536 * 1024);
+  EXPECT_EQ(a_block_bytes(xeon, 2, false), 512 * 1024);
+#if defined(__EMSCRIPTEN__)
+  EXPECT_EQ(a_block_bytes(xeon, 1, true), 1536 * 1024);  // wasm keeps three quarters
+#else
+  // A panel streamed from L2 passes there beside A: a quarter even with one K block.
+  EXPECT_EQ(a_block_bytes(xeon, 1, true), 512 * 1024);
   const IsaGemm avx2_like{"test", 6, 16, {}};
   // K = 512: one block of 512 (the panel's 36 KB hold 576 k rows); A gets 1.5 MB, 768 rows.
   const Blocking one = choose_blocking(512, avx2_like, Format::F32, xeon);
@@ -275,6 +281,11 @@ TEST(GemmBlocking, ABlockLeavesRoomForTheCGroupWhenKHasSeveralBlocks) {
   const Blocking two = choose_blocking(768, avx2_like, Format::F32, xeon);
   EXPECT_EQ(two.kc, 384);
   EXPECT_EQ(two.mc, 336);
+  const IsaGemm avx512_like{"test", 12, 32, {}};
+  // K = 768: one block of 768 (96 KB streamed from L2); A gets 512 KB, 170 rows rounded to 168.
+  const Blocking streamed = choose_blocking(768, avx512_like, Format::F32, xeon);
+  EXPECT_EQ(streamed.kc, 768);
+  EXPECT_EQ(streamed.mc, 168);
 #endif
 }
 
