@@ -85,13 +85,18 @@ export async function runPeers({ pkg, threads: T, reps, traceReps, requests = nu
       const runners = {};
       for (const k of group) runners[k] = await makers[k]();
       for (const k of group) outs[k] = await first(runners[k]);
-      // Beside rungs, what every engine pays for its result alone: a fresh Float32Array the size
-      // of the output, written once (a page's first write faults it in; docs/results-threads.md).
-      const length = outs.rungs.length;
-      const t = await sideBySide([...group.map((k) => ({ name: k, fn: () => runners[k].run(input) })),
-        ...(group.includes('rungs') ? [{ name: 'fresh', fn: () => new Float32Array(length).fill(1) }] : [])], { reps, settleMs });
+      const t = await sideBySide(group.map((k) => ({ name: k, fn: () => runners[k].run(input) })), { reps, settleMs });
       for (const r of Object.values(runners)) r.dispose();
       for (const [k, v] of t) ms[k] = v.wall;
+      // After rungs' group, what every engine pays for its result alone: a fresh Float32Array the
+      // size of the output, written once (a page's first write faults it in;
+      // docs/results-threads.md). Timed on its own, not in the engines' rotation: a 40 ms batch
+      // of the encoder's 128-float arrays is some 40,000 of them, and collecting that garbage ran
+      // through the next batch in the rotation, rungs' (its first calls 13-22 ms, 9 alone).
+      if (group.includes('rungs')) {
+        const length = outs.rungs.length;
+        ms.fresh = (await sideBySide([{ name: 'fresh', fn: () => new Float32Array(length).fill(1) }], { reps })).get('fresh').wall;
+      }
       if (settleMs) await sleep(settleMs);
     }
     let maxRelDiff = 0;
