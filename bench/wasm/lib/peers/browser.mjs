@@ -92,7 +92,7 @@ export async function runPeers({ pkg, threads: T, reps, traceReps, requests = nu
       // size of the output, written once (a page's first write faults it in;
       // docs/results-threads.md). Timed on its own, not in the engines' rotation: a 40 ms batch
       // of the encoder's 128-float arrays is some 40,000 of them, and collecting that garbage ran
-      // through the next batch in the rotation, rungs' (its first calls 13-22 ms, 9 alone).
+      // through the next batch in the rotation, rungs' (its first calls 13-28 ms, 9 alone).
       if (group.includes('rungs')) {
         const length = outs.rungs.length;
         ms.fresh = (await sideBySide([{ name: 'fresh', fn: () => new Float32Array(length).fill(1) }], { reps })).get('fresh').wall;
