@@ -66,5 +66,41 @@ TEST(Vmath, GeluMatchesDoubleAcrossTheRangeAndKeepsItsSpecialValues) {
   EXPECT_TRUE(std::isnan(lane0(vmath::gelu(B(std::numeric_limits<float>::quiet_NaN())))));
 }
 
+TEST(Vmath, GeluRationalFormIsExactEnoughAboveMinusTwo) {
+  double worst = 0;
+  for (double x = vmath::kGeluRationalMin; x <= 9; x += 1e-3) {
+    const double xd = static_cast<float>(x);
+    worst = std::max(worst, rel(lane0(vmath::gelu_rational(B(float(xd)))), 0.5 * xd * std::erfc(-xd / std::sqrt(2.0))));
+  }
+  EXPECT_LT(worst, 4e-6);  // a float ulp of erf near -0.95, relative to 1 + erf = 0.0455 at x = -2
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(lane0(vmath::gelu_rational(B(inf))), inf);
+  EXPECT_EQ(lane0(vmath::gelu_rational(B(1e30f))), 1e30f);
+  EXPECT_EQ(lane0(vmath::gelu_rational(B(0.f))), 0.f);
+  EXPECT_TRUE(std::isnan(lane0(vmath::gelu_rational(B(std::numeric_limits<float>::quiet_NaN())))));
+}
+
+// The form is chosen per vector (4 lanes): one lane below -2 sends the whole vector to the tail
+// form, and every lane keeps its precision whichever form ran.
+TEST(Vmath, GeluChoosesItsFormPerVectorAndEveryLaneKeepsItsPrecision) {
+  alignas(64) float mixed[B::size], plain[B::size], out[B::size];
+  for (size_t i = 0; i < B::size; ++i) {
+    mixed[i] = i == 1 ? -6.5f : -1.9f + 0.7f * float(i);
+    plain[i] = -1.9f + 0.7f * float(i);
+  }
+  const B m = B::load_aligned(mixed), p = B::load_aligned(plain);
+  vmath::gelu(m).store_aligned(out);
+  for (size_t i = 0; i < B::size; ++i) {
+    const double x = mixed[i];
+    EXPECT_LT(rel(out[i], 0.5 * x * std::erfc(-x / std::sqrt(2.0))), 5e-6) << i;
+  }
+  EXPECT_TRUE(xsimd::all(vmath::gelu(m) == vmath::gelu_tail(m)));
+  if constexpr (B::size == 4) {
+    EXPECT_TRUE(xsimd::all(vmath::gelu(p) == vmath::gelu_rational(p)));
+  } else {
+    EXPECT_TRUE(xsimd::all(vmath::gelu(p) == vmath::gelu_tail(p)));
+  }
+}
+
 }  // namespace
 }  // namespace rungs::backend::cpu
