@@ -268,17 +268,23 @@ class AttentionKernel final : public Kernel {
   template <int R, int U>
   void score_pass(const float* qs, const float* kt, int64_t j0, const int64_t* visible, B* best,
                   Scratch& sc) const {
-    const int64_t dh = sc.dh;
+    // Pointers that advance and a pointer-sized count, as in the GEMM tile: 64-bit indices cost
+    // a wrap per address in wasm32.
+    const auto dh = static_cast<std::ptrdiff_t>(sc.dh);
     B s[R][U];
     for (int r = 0; r < R; ++r)
       for (int u = 0; u < U; ++u) s[r][u] = B(0.f);
-    for (int64_t d = 0; d < dh; ++d) {
+    const float* kp = kt + j0;
+    const float* qp = qs;
+    for (std::ptrdiff_t d = dh; d > 0; --d) {
       B kv[U];
-      for (int u = 0; u < U; ++u) kv[u] = B::load_unaligned(kt + d * kKeys + j0 + u * W);
+      for (int u = 0; u < U; ++u) kv[u] = B::load_unaligned(kp + u * W);
       for (int r = 0; r < R; ++r) {
-        const B qv(qs[r * dh + d]);
+        const B qv(qp[r * dh]);
         for (int u = 0; u < U; ++u) s[r][u] = xsimd::fma(qv, kv[u], s[r][u]);
       }
+      kp += kKeys;
+      ++qp;
     }
     for (int r = 0; r < R; ++r)
       for (int u = 0; u < U; ++u) {
@@ -304,7 +310,7 @@ class AttentionKernel final : public Kernel {
     constexpr int L = kScoreBatches / U;
     const float* score = sc.score.data();
     const float* vt = sc.vt.data() + d0;
-    const int64_t dvp = sc.dvp;
+    const auto dvp = static_cast<std::ptrdiff_t>(sc.dvp);
     B o[L][R][U];
     for (int r = 0; r < R; ++r) {
       const float* acc = sc.acc.data() + (r0 + r) * dvp + d0;
@@ -314,20 +320,25 @@ class AttentionKernel final : public Kernel {
         for (int l = 1; l < L; ++l) o[l][r][u] = B(0.f);
       }
     }
-    const auto step = [&](int l, int64_t j) {
+    // The value row and the scores advance by pointer (ptrdiff_t, as in score_pass).
+    const float* vp = vt;
+    const float* sp = score;
+    const auto step = [&](int l) {
       B vv[U];
-      for (int u = 0; u < U; ++u) vv[u] = B::load_unaligned(vt + j * dvp + u * W);
+      for (int u = 0; u < U; ++u) vv[u] = B::load_unaligned(vp + u * W);
       for (int r = 0; r < R; ++r) {
-        const B pj(score[r * kKeys + j]);
+        const B pj(sp[r * kKeys]);
         for (int u = 0; u < U; ++u) o[l][r][u] = xsimd::fma(pj, vv[u], o[l][r][u]);
       }
+      vp += dvp;
+      ++sp;
     };
     int64_t common = visible[0];  // keys every query of the group sees
     for (int r = 1; r < R; ++r) common = std::min(common, visible[r]);
-    int64_t j = 0;
-    for (; j + L <= common; j += L)
-      for (int l = 0; l < L; ++l) step(l, j + l);
-    for (; j < common; ++j) step(0, j);
+    std::ptrdiff_t j = static_cast<std::ptrdiff_t>(common);
+    for (; j >= L; j -= L)
+      for (int l = 0; l < L; ++l) step(l);
+    for (; j > 0; --j) step(0);
     for (int r = 0; r < R; ++r)  // the rest, query by query
       for (int64_t k = common; k < visible[r]; ++k) {
         const B pj(score[r * kKeys + k]);
