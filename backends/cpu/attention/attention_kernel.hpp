@@ -339,11 +339,13 @@ class AttentionKernel final : public Kernel {
     for (; j >= L; j -= L)
       for (int l = 0; l < L; ++l) step(l);
     for (; j > 0; --j) step(0);
-    for (int r = 0; r < R; ++r)  // the rest, query by query
-      for (int64_t k = common; k < visible[r]; ++k) {
+    for (int r = 0; r < R; ++r) {  // the rest, query by query (ptrdiff_t indices as above)
+      const auto end = static_cast<std::ptrdiff_t>(visible[r]);
+      for (auto k = static_cast<std::ptrdiff_t>(common); k < end; ++k) {
         const B pj(score[r * kKeys + k]);
         for (int u = 0; u < U; ++u) o[0][r][u] = xsimd::fma(pj, B::load_unaligned(vt + k * dvp + u * W), o[0][r][u]);
       }
+    }
     for (int r = 0; r < R; ++r) {
       float* acc = sc.acc.data() + (r0 + r) * dvp + d0;
       for (int u = 0; u < U; ++u) {

@@ -268,10 +268,11 @@ struct Gemm {
       for (int j = 0; j < width; j += 64 / static_cast<int>(sizeof(float))) __builtin_prefetch(c + i * ldc + j, 1);
   }
 
-  // The rows of the next tile when `left` rows remain: kMr, but a last tile of fewer than half of
-  // kMr rows shares the rows with the one before it (16 rows of a 12-row tile run as 8 + 8, not
-  // 12 + 4): two tiles either way, and neither has so few rows that its FMA chains wait on each
-  // other. Which tile computes a row never changes its sum.
+  // The rows of the next tile when `left` rows remain: `mr` (kMr, or kPairRows for pairs of
+  // panels), but a last tile of fewer than half of `mr` rows shares the rows with the one before
+  // it (16 rows of a 12-row tile run as 8 + 8, not 12 + 4): two tiles either way, and neither has
+  // so few rows that its FMA chains wait on each other. Which tile computes a row never changes
+  // its sum.
   static int64_t tile_rows(int64_t left, int64_t mr) {
     if (left <= mr) return left;
     return left < mr + mr / 2 ? (left + 1) / 2 : mr;
