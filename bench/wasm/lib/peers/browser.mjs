@@ -15,6 +15,9 @@
 // set-up included) and warm passes (median). With N > 1 threads rungs is timed first, then the
 // peers (as bench/wasm/run.mjs does), and every timed batch and chunk waits 100 ms first: the
 // engines' workers spin for a while after a call and would take the next contender's cores.
+// With N > 1 the trace also runs rungs on one thread in the same page, chunk by chunk beside its
+// N-thread cache (the same variant, the same pauses): the page's own N threads / 1 ratio, where
+// the 1-thread page differs in more than the thread count (the single-threaded variant, no pauses).
 import { check, uniform } from '../harness.mjs';
 import { modelFromBytes } from '../model.mjs';
 import { median, sideBySide } from '../timing.mjs';
@@ -112,18 +115,21 @@ export async function runPeers({ pkg, threads: T, reps, traceReps, requests = nu
   const reqs = traceRequests(lengths);
   const hir = rungsPeer.loadModel(enc);
   const r = rungsPeer.api();
+  const pow2Active = () => {
+    const cache = r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256);
+    cache.setActiveExtent(true);
+    return cache;
+  };
   const contenders = {
-    rungs: rungsScheme('rungs', { reqs, hir, threads: T, make: () => {
-      const cache = r.BucketedCompileCache.powerOfTwoLadder(r.Device.Cpu, 8, 256);
-      cache.setActiveExtent(true);
-      return cache;
-    } }),
+    rungs: rungsScheme('rungs', { reqs, hir, threads: T, make: pow2Active }),
+    rungs1: rungsScheme('rungs1', { reqs, hir, threads: 1, make: pow2Active }),
     tfjs: exactScheme('tfjs', { reqs, make: () => tfjsPeer.model(enc, encoderShapes) }),
     ort: exactScheme('ort', { reqs, make: () => ortPeer.model(enc, null, encoderShapes) }),
   };
   const settle = () => (settleMs ? sleep(settleMs) : null);
   const live = [];
-  for (const group of groups) {
+  const traceGroups = T > 1 ? [['rungs', 'rungs1'], ['tfjs', 'ort']] : groups;
+  for (const group of traceGroups) {
     const what = `${T} thread${T > 1 ? 's' : ''}: trace (${group.join(', ')})`;
     const gl = await runGroup(group.map((k) => contenders[k]), { requests: reqs.length, reps: traceReps, settle,
       progress: (text) => progress(`${what}, ${text}`) });
